@@ -1,0 +1,23 @@
+import { Type } from 'typebox'
+import type { App } from '../../platform/http/types.js'
+import { serverMetadata } from './metadata.js'
+
+const MetadataSchema = Type.Object({}, { additionalProperties: true })
+
+/** Metadata changes only with a deployment; clients may cache it for a while. */
+const CACHE_CONTROL = 'public, max-age=300'
+
+/** Serves the account's metadata document at `path`, inside an account-scoped context. */
+export function metadataRoute(app: App, path: string): void {
+  app.get(
+    path,
+    { schema: { summary: 'Authorization server metadata (RFC 8414, OpenID Connect Discovery)', tags: ['discovery'], response: { 200: MetadataSchema } } },
+    async (request, reply) => reply.header('cache-control', CACHE_CONTROL).send(serverMetadata(request.issuer)),
+  )
+}
+
+/** The discovery documents under the account's base URL; RFC 8414's own location is wired by the server. */
+export function discoveryRoutes(app: App): void {
+  metadataRoute(app, '/.well-known/openid-configuration')
+  metadataRoute(app, '/.well-known/oauth-authorization-server')
+}

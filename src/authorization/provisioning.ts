@@ -1,0 +1,43 @@
+import type { AccountProvisioning, AdminCredentials } from '../platform/accounts/accounts.js'
+import type { Clock } from '../platform/clock.js'
+import { notFound } from '../platform/http/problems.js'
+import { newId } from '../platform/ids.js'
+import { MANAGEMENT_SCOPES } from '../platform/management-auth/scopes.js'
+import type { Tx } from '../platform/storage/transaction.js'
+import type { ClientStore } from './clients/client-store.js'
+import { hashClientSecret, newClientSecret } from './clients/secrets.js'
+import { insertOidcScopes } from './scopes/scope-store.js'
+
+/** What the authorization area gives every new account: the OIDC scopes and its first management client. */
+export class AuthorizationProvisioning implements AccountProvisioning {
+  constructor(
+    private readonly clients: ClientStore,
+    private readonly clock: Clock,
+  ) {}
+
+  async provision(tx: Tx, accountId: string): Promise<AdminCredentials> {
+    await insertOidcScopes(tx, accountId, this.clock.now())
+    const clientId = newId('cli', this.clock.now())
+    const secret = newClientSecret()
+    await this.clients.insert(tx, accountId, {
+      id: clientId,
+      name: 'admin',
+      kind: 'management',
+      secretHash: hashClientSecret(secret),
+      tokenEndpointAuthMethod: 'client_secret_basic',
+      grantTypes: ['client_credentials'],
+      scopes: MANAGEMENT_SCOPES,
+      audience: null,
+      accessTokenTtl: null,
+    })
+    return { client_id: clientId, client_secret: secret }
+  }
+
+  async resetAdminSecret(tx: Tx, accountId: string, adminClientId: string): Promise<AdminCredentials> {
+    const secret = newClientSecret()
+    if (!(await this.clients.replaceSecret(tx, accountId, adminClientId, hashClientSecret(secret)))) {
+      throw notFound(`The management client ${adminClientId} of account ${accountId}`)
+    }
+    return { client_id: adminClientId, client_secret: secret }
+  }
+}

@@ -1,0 +1,46 @@
+import type { AccountKeys } from '../../platform/keys/key-store.js'
+import { signJwt } from '../../platform/keys/material.js'
+import { randomToken } from '../../platform/crypto/random.js'
+import { OAuthError } from '../../platform/http/oauth-errors.js'
+import type { AccountSettings } from '../../platform/settings/settings.js'
+import type { RegisteredClient } from '../clients/client-store.js'
+
+export interface AccessTokenInput {
+  issuer: string
+  subject: string
+  client: RegisteredClient
+  audience: string
+  scopes: readonly string[]
+  settings: AccountSettings
+  keys: AccountKeys | undefined
+  nowMs: number
+}
+
+export interface IssuedAccessToken {
+  token: string
+  expiresIn: number
+}
+
+/** The access token lifetime: the account's, narrowed by the client's when it sets a shorter one. */
+export function accessTokenLifetime(settings: AccountSettings, client: RegisteredClient): number {
+  return Math.min(settings.accessTokenTtl, client.accessTokenTtl ?? Number.POSITIVE_INFINITY)
+}
+
+/** An RFC 9068 JWT access token signed with the account's current key for its configured algorithm. */
+export function issueAccessToken(input: AccessTokenInput): IssuedAccessToken {
+  const signer = input.keys?.signer(input.settings.accessTokenSigningAlg, input.nowMs)
+  if (!signer) throw new OAuthError('server_error', 'The account has no signing key')
+  const iat = Math.floor(input.nowMs / 1000)
+  const expiresIn = accessTokenLifetime(input.settings, input.client)
+  const token = signJwt(signer, 'at+jwt', {
+    iss: input.issuer,
+    sub: input.subject,
+    aud: input.audience,
+    exp: iat + expiresIn,
+    iat,
+    jti: randomToken(16),
+    client_id: input.client.id,
+    scope: input.scopes.join(' '),
+  })
+  return { token, expiresIn }
+}

@@ -1,0 +1,44 @@
+import type { Account } from '../../platform/accounts/accounts.js'
+import type { AccountKeys } from '../../platform/keys/key-store.js'
+import type { AccountSettings } from '../../platform/settings/settings.js'
+import type { RegisteredClient } from '../clients/client-store.js'
+import { issueAccessToken } from './access-token.js'
+import { accessTokenAudience } from './audience-policy.js'
+import { grantedScopes } from './scope-policy.js'
+import type { TokenRequestBody } from './token-request.js'
+
+/** Everything a grant needs, gathered by the endpoint from the caches: a grant does no lookups of its own. */
+export interface GrantContext {
+  account: Account
+  issuer: string
+  client: RegisteredClient
+  settings: AccountSettings
+  keys: AccountKeys | undefined
+  body: TokenRequestBody
+  resources: readonly string[]
+  nowMs: number
+}
+
+/** RFC 6749 §5.1 */
+export interface TokenResponse {
+  access_token: string
+  token_type: 'Bearer'
+  expires_in: number
+  scope: string
+}
+
+export type GrantHandler = (context: GrantContext) => Promise<TokenResponse> | TokenResponse
+
+/** RFC 6749 §4.4: the client acts on its own behalf, so it is the token's subject. */
+export function clientCredentialsGrant(context: GrantContext): TokenResponse {
+  const { client, body } = context
+  const scopes = grantedScopes(client, body.scope)
+  const audience = accessTokenAudience({ ...context, scopes })
+  const { token, expiresIn } = issueAccessToken({ ...context, subject: client.id, audience, scopes })
+  return { access_token: token, token_type: 'Bearer', expires_in: expiresIn, scope: scopes.join(' ') }
+}
+
+/** The grant types the token endpoint implements, by `grant_type` value. */
+export const GRANTS: Readonly<Record<string, GrantHandler>> = {
+  client_credentials: clientCredentialsGrant,
+}

@@ -1,0 +1,28 @@
+import { OAuthError } from '../../platform/http/oauth-errors.js'
+import { isReservedScope } from '../../platform/management-auth/scopes.js'
+import type { RegisteredClient } from '../clients/client-store.js'
+
+/** RFC 6749 §3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E ). */
+const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]+$/
+
+export function isValidScopeToken(value: string): boolean {
+  return SCOPE_TOKEN.test(value)
+}
+
+/**
+ * The scopes a token gets: exactly those requested, each of which the client must be allowed; none requested
+ * means the client's whole set. An unknown or unallowed scope is an error, never silently dropped.
+ */
+export function grantedScopes(client: RegisteredClient, requested: string | undefined): string[] {
+  if (requested === undefined || requested.trim() === '') return [...client.scopes]
+  const names = requested.split(' ').filter(Boolean)
+  const malformed = names.find((name) => !isValidScopeToken(name))
+  if (malformed !== undefined) throw new OAuthError('invalid_scope', 'scope is not a space-separated list of scope tokens')
+  const allowed = new Set(client.scopes)
+  const refused = names.filter((name) => !allowed.has(name))
+  if (refused.length > 0) throw new OAuthError('invalid_scope', `The client may not request: ${refused.join(' ')}`)
+  if (client.kind !== 'management' && names.some(isReservedScope)) {
+    throw new OAuthError('invalid_scope', 'herald: scopes are granted only to management clients')
+  }
+  return [...new Set(names)]
+}

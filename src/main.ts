@@ -1,0 +1,69 @@
+#!/usr/bin/env node
+import { type Herald, openHerald } from './herald.js'
+import { accountCommands, type Command, keyCommands } from './cli/commands.js'
+import { parseArgs, UsageError } from './cli/args.js'
+import { ConfigError, loadConfig } from './platform/config.js'
+import { createLogger } from './platform/logger.js'
+import { ProblemError } from './platform/http/problems.js'
+import { migrateToLatest } from './platform/storage/migrate.js'
+import { openDatabase } from './platform/storage/database.js'
+import { serve } from './cli/serve.js'
+
+const USAGE = `Usage: herald <command>
+
+  serve                                  run the API (the default)
+  migrate                                apply pending database migrations and exit
+  accounts create --name NAME [--json]   create an account; prints its management credentials once
+  accounts list [--json]
+  accounts disable --account ID
+  accounts enable --account ID
+  accounts reset-admin --account ID      issue a new secret for the account's management client
+  keys rotate --account ID               publish new signing keys; they sign after the JWKS cache time
+
+Configuration comes from environment variables; see the README.`
+
+const GROUPS: Record<string, Record<string, Command>> = { accounts: accountCommands, keys: keyCommands }
+
+async function main(argv: readonly string[]): Promise<number> {
+  const args = parseArgs(argv)
+  const [command = 'serve', sub] = args.positionals
+  if (args.flags.has('help') || command === 'help') {
+    console.log(USAGE)
+    return 0
+  }
+  const config = loadConfig()
+  if (command === 'serve') return serve(config)
+  if (command === 'migrate') {
+    const database = openDatabase(config.database)
+    try {
+      const { applied } = await migrateToLatest(database.db)
+      console.log(applied.length ? `Applied ${applied.join(', ')}` : 'The database is up to date')
+    } finally {
+      await database.close()
+    }
+    return 0
+  }
+  const run = GROUPS[command]?.[sub ?? '']
+  if (!run) throw new UsageError(`unknown command: ${[command, sub].filter(Boolean).join(' ')}`)
+  // CLI commands print their own results; only warnings belong on stderr.
+  const herald: Herald = await openHerald({ config, log: createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel) })
+  try {
+    await run(herald, args, (line) => console.log(line))
+  } finally {
+    await herald.close()
+  }
+  return 0
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code
+  },
+  (error: unknown) => {
+    if (error instanceof ConfigError) console.error(error.message)
+    else if (error instanceof UsageError) console.error(`herald: ${error.message}\n\n${USAGE}`)
+    else if (error instanceof ProblemError) console.error(`herald: ${error.message}`)
+    else console.error(error)
+    process.exitCode = error instanceof UsageError || error instanceof ConfigError ? 2 : 1
+  },
+)

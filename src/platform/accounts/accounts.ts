@@ -1,0 +1,159 @@
+import type { Kysely } from 'kysely'
+import { type Clock, toRfc3339 } from '../clock.js'
+import { TtlCache } from '../cache/ttl-cache.js'
+import type { CacheInvalidation } from '../cache/invalidation.js'
+import { notFound } from '../http/problems.js'
+import { newId } from '../ids.js'
+import type { KeyStore } from '../keys/key-store.js'
+import { decodeCursor, encodeCursor, type Page } from '../pagination.js'
+import type { SettingsStore } from '../settings/settings.js'
+import type { AccountStatus, AccountsTable, DB } from '../storage/schema.js'
+import { type Tx, transaction } from '../storage/transaction.js'
+
+export interface Account {
+  id: string
+  name: string
+  status: AccountStatus
+  adminClientId: string
+  createdAt: number
+  updatedAt: number
+}
+
+export interface AccountView {
+  id: string
+  name: string
+  status: AccountStatus
+  issuer: string
+  created_at: string
+  updated_at: string
+}
+
+export interface AdminCredentials {
+  client_id: string
+  client_secret: string
+}
+
+/**
+ * What the authorization area adds to every new account (its OIDC scopes and the management client), kept
+ * behind an interface so the platform does not depend on the area.
+ */
+export interface AccountProvisioning {
+  provision(tx: Tx, accountId: string): Promise<AdminCredentials>
+  resetAdminSecret(tx: Tx, accountId: string, adminClientId: string): Promise<AdminCredentials>
+}
+
+export class Accounts {
+  readonly #cache: TtlCache<Account>
+
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly clock: Clock,
+    private readonly invalidation: CacheInvalidation,
+    private readonly settings: SettingsStore,
+    private readonly keys: KeyStore,
+    private readonly provisioning: AccountProvisioning,
+    private readonly publicUrl: string,
+    cacheTtlMs: number,
+  ) {
+    this.#cache = new TtlCache(cacheTtlMs, clock)
+    invalidation.onChange((topic, key) => topic === 'account' && this.#cache.delete(key))
+    invalidation.onFlush(() => this.#cache.clear())
+  }
+
+  issuerOf(accountId: string): string {
+    return `${this.publicUrl}/accounts/${accountId}`
+  }
+
+  /** The account if it exists and is enabled, from the cache; what every route under an account's base uses. */
+  async findActive(accountId: string): Promise<Account | undefined> {
+    const account = await this.#cache.get(accountId, () => this.#read(this.db, accountId))
+    return account?.status === 'active' ? account : undefined
+  }
+
+  /**
+   * Makes an account and everything it needs to work, in one transaction: its settings, signing keys, the
+   * OIDC scopes and a management client allowed every reserved scope, whose secret is returned only here.
+   */
+  async create(name: string): Promise<{ account: AccountView; admin_client: AdminCredentials }> {
+    return transaction(this.db, async (tx) => {
+      const now = this.clock.now()
+      const id = newId('acct', now)
+      // The admin client's id is known only after provisioning; the row is completed in the same transaction.
+      await tx.db.insertInto('accounts').values({ id, name, status: 'active', admin_client_id: '', created_at: now, updated_at: now }).execute()
+      await this.settings.insertDefaults(tx, id)
+      await this.keys.createInitialKeys(tx, id)
+      const admin = await this.provisioning.provision(tx, id)
+      await tx.db.updateTable('accounts').set({ admin_client_id: admin.client_id }).where('id', '=', id).execute()
+      const account = await this.#read(tx.db, id)
+      if (!account) throw new Error('account vanished inside its own transaction')
+      return { account: this.view(account), admin_client: admin }
+    })
+  }
+
+  async get(accountId: string): Promise<AccountView> {
+    const account = await this.#read(this.db, accountId)
+    if (!account) throw notFound(`Account ${accountId}`)
+    return this.view(account)
+  }
+
+  async list(limit: number, cursor: string | undefined): Promise<Page<AccountView>> {
+    let query = this.db.selectFrom('accounts').selectAll().orderBy('id').limit(limit + 1)
+    const after = decodeCursor(cursor)
+    if (after !== undefined) query = query.where('id', '>', after)
+    const rows = await query.execute()
+    const page = rows.slice(0, limit).map((row) => this.view(fromRow(row)))
+    const last = page.at(-1)
+    return { data: page, next_cursor: rows.length > limit && last ? encodeCursor(last.id) : null }
+  }
+
+  async setStatus(accountId: string, status: AccountStatus): Promise<AccountView> {
+    return transaction(this.db, async (tx) => {
+      const result = await tx.db
+        .updateTable('accounts')
+        .set({ status, updated_at: this.clock.now() })
+        .where('id', '=', accountId)
+        .executeTakeFirst()
+      if (result.numUpdatedRows === 0n) throw notFound(`Account ${accountId}`)
+      await this.invalidation.changed(tx, 'account', accountId)
+      const account = await this.#read(tx.db, accountId)
+      if (!account) throw notFound(`Account ${accountId}`)
+      return this.view(account)
+    })
+  }
+
+  /** Issues a new secret for the account's original management client; tokens under the old one stop working. */
+  async resetAdmin(accountId: string): Promise<AdminCredentials> {
+    return transaction(this.db, async (tx) => {
+      const account = await this.#read(tx.db, accountId)
+      if (!account) throw notFound(`Account ${accountId}`)
+      return this.provisioning.resetAdminSecret(tx, accountId, account.adminClientId)
+    })
+  }
+
+  view(account: Account): AccountView {
+    return {
+      id: account.id,
+      name: account.name,
+      status: account.status,
+      issuer: this.issuerOf(account.id),
+      created_at: toRfc3339(account.createdAt),
+      updated_at: toRfc3339(account.updatedAt),
+    }
+  }
+
+  async #read(db: Kysely<DB>, accountId: string): Promise<Account | undefined> {
+    const row = await db.selectFrom('accounts').selectAll().where('id', '=', accountId).executeTakeFirst()
+    return row && fromRow(row)
+  }
+}
+
+function fromRow(row: AccountsTable): Account {
+  return {
+    id: row.id,
+    name: row.name,
+    status: row.status,
+    adminClientId: row.admin_client_id,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  }
+}

@@ -1,0 +1,138 @@
+import path from 'node:path'
+import { type Cidr, parseCidrList } from './outbound/addresses.js'
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
+
+export type DatabaseConfig =
+  | { dialect: 'sqlite'; filename: string }
+  | { dialect: 'postgres'; connectionString: string }
+
+export interface Config {
+  port: number
+  host: string
+  /** Origin of every issuer, without a trailing slash. */
+  publicUrl: string
+  database: DatabaseConfig
+  /** Raw `HERALD_SECRET_KEY`; undefined lets development on SQLite generate one under the data folder. */
+  secretKey: string | undefined
+  operatorToken: string | undefined
+  logLevel: LogLevel
+  production: boolean
+  webhookAllowedCidrs: readonly Cidr[]
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`)
+    this.name = 'ConfigError'
+  }
+}
+
+const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
+export const DEFAULT_SQLITE_FILE = path.join('data', 'herald.db')
+/** Long enough that guessing is hopeless; the operator token is compared in constant time. */
+const MIN_OPERATOR_TOKEN_LENGTH = 32
+
+type Env = Readonly<Record<string, string | undefined>>
+
+/**
+ * Reads the configuration from environment variables. Every bad value is reported at once, one line each,
+ * so an operator fixes them in a single pass.
+ */
+export function loadConfig(env: Env = process.env): Config {
+  const problems: string[] = []
+  const production = env.NODE_ENV === 'production'
+
+  const port = parsePort(env.PORT, problems)
+  const host = nonEmpty(env.HOST) ?? '0.0.0.0'
+  const publicUrl = parsePublicUrl(env.PUBLIC_URL, port, production, problems)
+  const database = parseDatabaseUrl(env.DATABASE_URL, problems)
+
+  const secretKey = nonEmpty(env.HERALD_SECRET_KEY)
+  if (!secretKey && (database.dialect === 'postgres' || production)) {
+    problems.push('HERALD_SECRET_KEY is required with PostgreSQL or NODE_ENV=production (generate one with `openssl rand -base64 32`)')
+  }
+
+  const operatorToken = nonEmpty(env.HERALD_OPERATOR_TOKEN)
+  if (operatorToken !== undefined && operatorToken.length < MIN_OPERATOR_TOKEN_LENGTH) {
+    problems.push(`HERALD_OPERATOR_TOKEN must be at least ${MIN_OPERATOR_TOKEN_LENGTH} characters`)
+  }
+
+  const logLevelText = nonEmpty(env.LOG_LEVEL) ?? 'info'
+  const logLevel = LOG_LEVELS.find((level) => level === logLevelText)
+  if (!logLevel) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${logLevelText}")`)
+
+  let webhookAllowedCidrs: Cidr[] = []
+  try {
+    webhookAllowedCidrs = parseCidrList(env.HERALD_WEBHOOK_ALLOWED_CIDRS ?? '')
+  } catch (error) {
+    problems.push(`HERALD_WEBHOOK_ALLOWED_CIDRS: ${(error as Error).message}`)
+  }
+
+  if (problems.length > 0) throw new ConfigError(problems)
+  return {
+    port,
+    host,
+    publicUrl,
+    database,
+    secretKey,
+    operatorToken,
+    logLevel: logLevel ?? 'info',
+    production,
+    webhookAllowedCidrs,
+  }
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  const trimmed = value?.trim()
+  return trimmed ? trimmed : undefined
+}
+
+function parsePort(value: string | undefined, problems: string[]): number {
+  const text = nonEmpty(value)
+  if (text === undefined) return 8080
+  const port = Number(text)
+  if (!/^\d+$/.test(text) || port > 65535) {
+    problems.push(`PORT must be an integer from 0 to 65535 (got "${text}")`)
+    return 8080
+  }
+  return port
+}
+
+function parsePublicUrl(value: string | undefined, port: number, production: boolean, problems: string[]): string {
+  const text = nonEmpty(value) ?? `http://localhost:${port}`
+  let url: URL
+  try {
+    url = new URL(text)
+  } catch {
+    problems.push(`PUBLIC_URL must be an absolute URL such as https://auth.example.com (got "${text}")`)
+    return text
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    problems.push(`PUBLIC_URL must use https (or http in development) (got "${text}")`)
+  } else if (url.protocol === 'http:' && production) {
+    // RFC 8414 §2 and OIDC Discovery require an https issuer.
+    problems.push(`PUBLIC_URL must use https when NODE_ENV=production (got "${text}")`)
+  }
+  if (url.search || url.hash || url.username || url.password) {
+    problems.push(`PUBLIC_URL must not contain credentials, a query or a fragment (got "${text}")`)
+  }
+  return `${url.origin}${url.pathname.replace(/\/+$/, '')}`
+}
+
+function parseDatabaseUrl(value: string | undefined, problems: string[]): DatabaseConfig {
+  const text = nonEmpty(value)
+  if (text === undefined) return { dialect: 'sqlite', filename: DEFAULT_SQLITE_FILE }
+  if (/^postgres(ql)?:\/\//.test(text)) {
+    try {
+      new URL(text)
+    } catch {
+      problems.push('DATABASE_URL is not a valid postgres:// URL')
+    }
+    return { dialect: 'postgres', connectionString: text }
+  }
+  const sqlite = /^(?:sqlite|file):(.+)$/.exec(text)
+  if (sqlite?.[1]) return { dialect: 'sqlite', filename: sqlite[1].replace(/^\/\/(?=\/)/, '') }
+  problems.push(`DATABASE_URL must start with postgres://, postgresql://, sqlite: or file: (got a value starting "${text.slice(0, 12)}")`)
+  return { dialect: 'sqlite', filename: DEFAULT_SQLITE_FILE }
+}

@@ -1,0 +1,87 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { OAuthError } from './oauth-errors.js'
+import { type FieldError, ProblemError } from './problems.js'
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** OAuth endpoints answer RFC 6749 error objects; everything else answers problem+json. */
+    errorFormat?: 'oauth' | 'problem'
+  }
+}
+
+/**
+ * The one place where errors become HTTP answers. Fastify's own errors (bad JSON, wrong content type, body too
+ * large, schema failures) are translated into the route family's shape; anything unexpected is logged and
+ * answered as a 500 that reveals nothing.
+ */
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error instanceof ProblemError) return sendProblem(reply, error)
+    if (request.routeOptions.config?.errorFormat === 'oauth') return sendOAuthError(reply, toOAuthError(error, request))
+    return sendProblem(reply, toProblem(error, request))
+  })
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '/'
+    return sendProblem(reply, new ProblemError('route_not_found', `No route for ${request.method} ${path}`))
+  })
+}
+
+export function sendProblem(reply: FastifyReply, problem: ProblemError): FastifyReply {
+  if (problem.code === 'invalid_token' || problem.code === 'insufficient_scope') {
+    // RFC 6750 §3: the challenge names the error, so clients can tell "get a new token" from "ask for more scope".
+    const description = (problem.detail ?? '').replace(/["\\]/g, '')
+    reply.header('www-authenticate', `Bearer error="${problem.code}", error_description="${description}"`)
+  }
+  return reply.status(problem.status).type('application/problem+json').send(problem.toDocument())
+}
+
+export function sendOAuthError(reply: FastifyReply, error: OAuthError): FastifyReply {
+  if (error.challenge) reply.header('www-authenticate', error.challenge)
+  return reply.status(error.status).header('cache-control', 'no-store').header('pragma', 'no-cache').send(error.toBody())
+}
+
+function toProblem(error: FastifyError, request: FastifyRequest): ProblemError {
+  if (error.validation) {
+    return new ProblemError('validation_failed', error.message, fieldErrors(error))
+  }
+  switch (error.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new ProblemError('unsupported_media_type', `Content-Type must be application/json`)
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ProblemError('payload_too_large')
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new ProblemError('invalid_json', 'The body is empty but Content-Type is application/json')
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new ProblemError('invalid_json')
+  }
+  if (error instanceof SyntaxError && error.statusCode === 400) return new ProblemError('invalid_json', error.message)
+  if (isClientError(error)) return new ProblemError(error.statusCode === 413 ? 'payload_too_large' : 'bad_request', error.message)
+  request.log.error({ err: error }, 'unhandled error')
+  return new ProblemError('internal_error')
+}
+
+function toOAuthError(error: FastifyError, request: FastifyRequest): OAuthError {
+  if (error instanceof OAuthError) return error
+  if (error.validation) return new OAuthError('invalid_request', error.message)
+  if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+    return new OAuthError('invalid_request', 'Content-Type must be application/x-www-form-urlencoded')
+  }
+  if (isClientError(error)) return new OAuthError('invalid_request', error.message)
+  request.log.error({ err: error }, 'unhandled error')
+  return new OAuthError('server_error', 'An unexpected error occurred')
+}
+
+function isClientError(error: FastifyError): boolean {
+  return typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500
+}
+
+function fieldErrors(error: FastifyError): FieldError[] {
+  return (error.validation ?? []).map((item) => {
+    const extra = item.keyword === 'additionalProperties' ? `/${String(item.params.additionalProperty)}` : ''
+    return {
+      pointer: `/${error.validationContext ?? 'body'}${item.instancePath}${extra}`,
+      message: item.keyword === 'additionalProperties' ? 'is not a known field' : (item.message ?? 'is invalid'),
+    }
+  })
+}

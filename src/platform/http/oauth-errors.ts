@@ -1,0 +1,37 @@
+/**
+ * The error codes OAuth endpoints answer with (RFC 6749 §5.2, RFC 8707 §2, RFC 7009 §2.2.1), each with its
+ * status. `invalid_client` is 401 because the client authenticated, or tried to, and failed (RFC 6749 §5.2).
+ */
+export const OAUTH_ERRORS = {
+  invalid_request: 400,
+  invalid_client: 401,
+  invalid_grant: 400,
+  unauthorized_client: 400,
+  unsupported_grant_type: 400,
+  invalid_scope: 400,
+  invalid_target: 400,
+  unsupported_token_type: 400,
+  server_error: 500,
+  temporarily_unavailable: 503,
+} as const satisfies Record<string, number>
+
+export type OAuthErrorCode = keyof typeof OAUTH_ERRORS
+
+export class OAuthError extends Error {
+  readonly status: number
+
+  constructor(
+    readonly code: OAuthErrorCode,
+    readonly description: string,
+    /** `WWW-Authenticate` challenge, for `invalid_client` after an authentication attempt. */
+    readonly challenge?: string,
+  ) {
+    super(description)
+    this.name = 'OAuthError'
+    this.status = OAUTH_ERRORS[code]
+  }
+
+  toBody(): { error: OAuthErrorCode; error_description: string } {
+    return { error: this.code, error_description: this.description }
+  }
+}

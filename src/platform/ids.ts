@@ -1,0 +1,39 @@
+import { randomBytes } from 'node:crypto'
+
+/** Crockford's base32: no I, L, O or U, so ids survive being read aloud or retyped. */
+const ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ'
+
+export type IdPrefix = 'acct' | 'cli' | 'key' | 'evt' | 'ep' | 'sub' | 'dlv' | 'att' | 'grant' | 'job'
+
+/**
+ * A prefixed, time-ordered identifier: 48 bits of milliseconds then 80 random bits (the ULID layout),
+ * so ids sort by creation time, index well, and say what they name (`acct_01J…`).
+ */
+export function newId(prefix: IdPrefix, nowMs: number = Date.now()): string {
+  let time = ''
+  let remaining = nowMs
+  for (let i = 0; i < 10; i++) {
+    time = ALPHABET.charAt(remaining % 32) + time
+    remaining = Math.floor(remaining / 32)
+  }
+  const random = randomBytes(10)
+  let tail = ''
+  // 80 random bits as 16 base32 digits, five bits at a time.
+  let buffer = 0
+  let bits = 0
+  for (const byte of random) {
+    buffer = (buffer << 8) | byte
+    bits += 8
+    while (bits >= 5) {
+      bits -= 5
+      tail += ALPHABET.charAt((buffer >> bits) & 31)
+    }
+  }
+  return `${prefix}_${time}${tail}`
+}
+
+const ID_PATTERN = /^[a-z]+_[0-9A-HJKMNP-TV-Z]{26}$/
+
+export function looksLikeId(prefix: IdPrefix, value: string): boolean {
+  return value.startsWith(`${prefix}_`) && ID_PATTERN.test(value)
+}

@@ -1,0 +1,218 @@
+import type { KeyObject } from 'node:crypto'
+import type { JWK } from 'jose'
+import type { Kysely } from 'kysely'
+import { type Clock, optionalRfc3339, toRfc3339 } from '../clock.js'
+import { TtlCache } from '../cache/ttl-cache.js'
+import type { CacheInvalidation } from '../cache/invalidation.js'
+import type { SecretBox } from '../crypto/secret-box.js'
+import { recordEvent } from '../events/outbox.js'
+import { notFound } from '../http/problems.js'
+import { newId } from '../ids.js'
+import type { DB, SigningAlg, SigningKeysTable } from '../storage/schema.js'
+import type { Tx } from '../storage/transaction.js'
+import { generateSigningKey, importPrivateKey, importPublicKey, type JwtSigner } from './material.js'
+import { type KeyTimeline, planRotation, publishedKeysAt, signingKeyAt } from './policy.js'
+
+/** Every account has one key line per algorithm: ES256 for access tokens by default, RS256 for ID tokens. */
+export const SIGNING_ALGS: readonly SigningAlg[] = ['ES256', 'RS256']
+
+export interface LoadedKey extends KeyTimeline, JwtSigner {
+  publicJwk: JWK
+  publicKey: KeyObject
+}
+
+/** An account's usable keys, decrypted once per cache load; which one signs is decided by the clock. */
+export class AccountKeys {
+  constructor(readonly keys: readonly LoadedKey[]) {}
+
+  signer(alg: SigningAlg, now: number): LoadedKey | undefined {
+    return signingKeyAt(this.keys, alg, now)
+  }
+
+  published(now: number): LoadedKey[] {
+    return publishedKeysAt(this.keys, now)
+  }
+
+  /** A key that may verify a token at `now`; revoked and unpublished keys are never returned. */
+  verificationKey(kid: string, now: number): LoadedKey | undefined {
+    return this.published(now).find((key) => key.kid === kid)
+  }
+}
+
+export interface KeyView {
+  kid: string
+  alg: SigningAlg
+  status: 'upcoming' | 'signing' | 'retiring' | 'retired' | 'revoked'
+  created_at: string
+  signs_from: string
+  retires_at: string | null
+  published_until: string | null
+  revoked_at: string | null
+}
+
+/**
+ * The accounts' signing keys: generation, rotation, emergency revocation, and the cached key sets that the
+ * token endpoint signs with and the management API verifies with.
+ */
+export class KeyStore {
+  readonly #cache: TtlCache<AccountKeys>
+
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly box: SecretBox,
+    private readonly clock: Clock,
+    private readonly invalidation: CacheInvalidation,
+    cacheTtlMs: number,
+  ) {
+    this.#cache = new TtlCache(cacheTtlMs, clock)
+    invalidation.onChange((topic, key) => topic === 'keys' && this.#cache.delete(key))
+    invalidation.onFlush(() => this.#cache.clear())
+  }
+
+  keysOf(accountId: string): Promise<AccountKeys | undefined> {
+    return this.#cache.get(accountId, () => this.#load(accountId))
+  }
+
+  /** The first keys of a new account sign at once: nobody can have cached its JWKS yet. */
+  async createInitialKeys(tx: Tx, accountId: string): Promise<void> {
+    const now = this.clock.now()
+    for (const alg of SIGNING_ALGS) await this.#insertKey(tx, accountId, alg, now, now)
+  }
+
+  /** Routine rotation of every algorithm's key; see `planRotation` for the timeline. Returns the new keys. */
+  async rotate(tx: Tx, accountId: string, longestTokenSeconds: number): Promise<KeyView[]> {
+    const now = this.clock.now()
+    const current = (await this.#rows(tx.db, accountId)).map(toTimeline)
+    const created: KeyView[] = []
+    for (const alg of SIGNING_ALGS) {
+      const plan = planRotation(current, alg, now, longestTokenSeconds)
+      for (const retiring of plan.retiring) {
+        await tx.db
+          .updateTable('signing_keys')
+          .set({ retires_at: retiring.retiresAt, published_until: retiring.publishedUntil })
+          .where('account_id', '=', accountId)
+          .where('id', '=', retiring.kid)
+          .execute()
+      }
+      created.push(await this.#insertKey(tx, accountId, alg, now, plan.signsFrom))
+    }
+    await recordEvent(tx, accountId, 'oauth.key.rotated', { keys: created.map(publicKeyEventData) }, now)
+    await this.invalidation.changed(tx, 'keys', accountId)
+    return created
+  }
+
+  /**
+   * Emergency revocation: the key leaves the JWKS at once and signs nothing more. If no other key of its
+   * algorithm can sign now, the upcoming one is brought forward, or a new one made, so signing never stops.
+   */
+  async revoke(tx: Tx, accountId: string, kid: string): Promise<KeyView> {
+    const now = this.clock.now()
+    const rows = await this.#rows(tx.db, accountId)
+    const row = rows.find((candidate) => candidate.id === kid && candidate.revoked_at === null)
+    if (!row) throw notFound(`Key ${kid}`)
+    await tx.db.updateTable('signing_keys').set({ revoked_at: now }).where('account_id', '=', accountId).where('id', '=', kid).execute()
+
+    const remaining = rows.filter((candidate) => candidate.id !== kid).map(toTimeline)
+    if (!signingKeyAt(remaining, row.alg, now)) {
+      const upcoming = remaining
+        .filter((key) => key.alg === row.alg && key.revokedAt === null && key.signsFrom > now)
+        .sort((a, b) => a.signsFrom - b.signsFrom)[0]
+      if (upcoming) {
+        await tx.db.updateTable('signing_keys').set({ signs_from: now }).where('account_id', '=', accountId).where('id', '=', upcoming.kid).execute()
+      } else {
+        await this.#insertKey(tx, accountId, row.alg, now, now)
+      }
+    }
+    const revoked = toView({ ...row, revoked_at: now }, now)
+    await recordEvent(tx, accountId, 'oauth.key.revoked', publicKeyEventData(revoked), now)
+    await this.invalidation.changed(tx, 'keys', accountId)
+    return revoked
+  }
+
+  async list(accountId: string): Promise<KeyView[]> {
+    const now = this.clock.now()
+    return (await this.#rows(this.db, accountId)).map((row) => toView(row, now))
+  }
+
+  async #insertKey(tx: Tx, accountId: string, alg: SigningAlg, now: number, signsFrom: number): Promise<KeyView> {
+    const kid = newId('key', now)
+    const { publicJwk, privatePem } = generateSigningKey(kid, alg)
+    const row: SigningKeysTable = {
+      id: kid,
+      account_id: accountId,
+      alg,
+      public_jwk: JSON.stringify(publicJwk),
+      private_key: this.box.seal(privatePem, sealContext(accountId, kid)),
+      created_at: now,
+      signs_from: signsFrom,
+      retires_at: null,
+      published_until: null,
+      revoked_at: null,
+    }
+    await tx.db.insertInto('signing_keys').values(row).execute()
+    return toView(row, now)
+  }
+
+  #rows(db: Kysely<DB>, accountId: string): Promise<SigningKeysTable[]> {
+    return db.selectFrom('signing_keys').selectAll().where('account_id', '=', accountId).orderBy('signs_from').execute()
+  }
+
+  async #load(accountId: string): Promise<AccountKeys | undefined> {
+    const now = this.clock.now()
+    const rows = (await this.#rows(this.db, accountId)).filter(
+      (row) => row.revoked_at === null && (row.published_until === null || row.published_until > now),
+    )
+    if (rows.length === 0) return undefined
+    return new AccountKeys(
+      rows.map((row) => {
+        const publicJwk = JSON.parse(row.public_jwk) as JWK
+        return {
+          ...toTimeline(row),
+          publicJwk,
+          publicKey: importPublicKey(publicJwk),
+          privateKey: importPrivateKey(this.box.open(row.private_key, sealContext(accountId, row.id))),
+        }
+      }),
+    )
+  }
+}
+
+/** The row identity bound into the sealed private key, so it cannot be replayed into another row. */
+function sealContext(accountId: string, kid: string): string {
+  return `signing_keys:${accountId}:${kid}`
+}
+
+function toTimeline(row: SigningKeysTable): KeyTimeline {
+  return {
+    kid: row.id,
+    alg: row.alg,
+    signsFrom: row.signs_from,
+    retiresAt: row.retires_at,
+    publishedUntil: row.published_until,
+    revokedAt: row.revoked_at,
+  }
+}
+
+function toView(row: SigningKeysTable, now: number): KeyView {
+  return {
+    kid: row.id,
+    alg: row.alg,
+    status: keyStatus(row, now),
+    created_at: toRfc3339(row.created_at),
+    signs_from: toRfc3339(row.signs_from),
+    retires_at: optionalRfc3339(row.retires_at),
+    published_until: optionalRfc3339(row.published_until),
+    revoked_at: optionalRfc3339(row.revoked_at),
+  }
+}
+
+function keyStatus(row: SigningKeysTable, now: number): KeyView['status'] {
+  if (row.revoked_at !== null) return 'revoked'
+  if (row.signs_from > now) return 'upcoming'
+  if (row.retires_at === null || row.retires_at > now) return 'signing'
+  return row.published_until !== null && row.published_until <= now ? 'retired' : 'retiring'
+}
+
+function publicKeyEventData(view: KeyView): object {
+  return { kid: view.kid, alg: view.alg, signs_from: view.signs_from }
+}

@@ -1,0 +1,47 @@
+import { type JsonWebKey, type KeyObject, createPrivateKey, createPublicKey, generateKeyPairSync, sign } from 'node:crypto'
+import type { JWK } from 'jose'
+import type { SigningAlg } from '../storage/schema.js'
+
+export interface GeneratedKey {
+  publicJwk: JWK
+  /** PKCS#8 PEM, to be sealed before it is stored. */
+  privatePem: string
+}
+
+/** A new key pair: P-256 for ES256, 2048-bit RSA for RS256 (RFC 7518 §3.3's minimum). */
+export function generateSigningKey(kid: string, alg: SigningAlg): GeneratedKey {
+  const { publicKey, privateKey } =
+    alg === 'ES256' ? generateKeyPairSync('ec', { namedCurve: 'P-256' }) : generateKeyPairSync('rsa', { modulusLength: 2048 })
+  const publicJwk: JWK = { ...publicKey.export({ format: 'jwk' }), kid, alg, use: 'sig' }
+  return { publicJwk, privatePem: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString() }
+}
+
+export function importPrivateKey(pem: string): KeyObject {
+  return createPrivateKey({ key: pem, format: 'pem' })
+}
+
+export function importPublicKey(jwk: JWK): KeyObject {
+  return createPublicKey({ key: jwk as JsonWebKey, format: 'jwk' })
+}
+
+export interface JwtSigner {
+  kid: string
+  alg: SigningAlg
+  privateKey: KeyObject
+}
+
+/**
+ * Signs a compact JWS with node:crypto directly: on the token endpoint's hot path this is measurably faster
+ * than going through a general JOSE library, and the header is fixed per key and type.
+ */
+export function signJwt(signer: JwtSigner, typ: string, payload: object): string {
+  const header = Buffer.from(JSON.stringify({ alg: signer.alg, kid: signer.kid, typ })).toString('base64url')
+  const body = Buffer.from(JSON.stringify(payload)).toString('base64url')
+  const input = `${header}.${body}`
+  // JWS ES256 signatures are the raw r||s pair (RFC 7518 §3.4), not DER.
+  const signature =
+    signer.alg === 'ES256'
+      ? sign('sha256', Buffer.from(input), { key: signer.privateKey, dsaEncoding: 'ieee-p1363' })
+      : sign('sha256', Buffer.from(input), signer.privateKey)
+  return `${input}.${signature.toString('base64url')}`
+}

@@ -1,0 +1,71 @@
+import { mkdirSync } from 'node:fs'
+import path from 'node:path'
+import SQLite from 'better-sqlite3'
+import { Kysely, PostgresDialect, SqliteDialect } from 'kysely'
+import pg from 'pg'
+import type { DatabaseConfig } from '../config.js'
+import type { DB } from './schema.js'
+
+/**
+ * What differs between the two dialects, in one place, as named flags. Code that needs a dialect-specific
+ * path asks these flags rather than comparing dialect names.
+ */
+export interface DialectFeatures {
+  name: 'sqlite' | 'postgres'
+  /** LISTEN/NOTIFY carries cache invalidations and wake-ups between processes. */
+  notify: boolean
+  /** `FOR UPDATE SKIP LOCKED` lets several processes claim rows without blocking each other. */
+  skipLocked: boolean
+}
+
+export interface Database {
+  db: Kysely<DB>
+  features: DialectFeatures
+  /** The PostgreSQL connection settings, for the listener's dedicated connection. */
+  postgres?: pg.PoolConfig
+  close(): Promise<void>
+}
+
+const INT8_OID = 20
+
+export function openDatabase(config: DatabaseConfig): Database {
+  return config.dialect === 'postgres' ? openPostgres(config.connectionString) : openSqlite(config.filename)
+}
+
+function openSqlite(filename: string): Database {
+  if (filename !== ':memory:') mkdirSync(path.dirname(path.resolve(filename)), { recursive: true })
+  const connection = new SQLite(filename)
+  connection.pragma('journal_mode = WAL')
+  // Operator CLI commands may write to the same file while the server runs: wait for the lock, don't fail.
+  connection.pragma('busy_timeout = 5000')
+  connection.pragma('foreign_keys = ON')
+  connection.pragma('synchronous = NORMAL')
+  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: connection }) })
+  return {
+    db,
+    features: { name: 'sqlite', notify: false, skipLocked: false },
+    close: () => db.destroy(),
+  }
+}
+
+function openPostgres(connectionString: string): Database {
+  const poolConfig: pg.PoolConfig = {
+    connectionString,
+    max: 10,
+    // Timestamps are epoch milliseconds in bigint columns: far inside Number's exact range.
+    types: {
+      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+        oid === INT8_OID ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+    },
+  }
+  const pool = new pg.Pool(poolConfig)
+  // An idle client's error (the server restarted) must not crash the process; the pool replaces it.
+  pool.on('error', () => {})
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) })
+  return {
+    db,
+    features: { name: 'postgres', notify: true, skipLocked: true },
+    postgres: poolConfig,
+    close: () => db.destroy(),
+  }
+}

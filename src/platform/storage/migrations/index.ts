@@ -1,0 +1,7 @@
+import type { Migration } from 'kysely'
+import * as platform from './0001-platform.js'
+
+/** Every migration, in order. Names sort lexically; never rename or edit one that has shipped. */
+export const migrations: Record<string, Migration> = {
+  '0001-platform': platform,
+}
