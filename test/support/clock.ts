@@ -1,0 +1,22 @@
+import type { Clock } from '../../src/platform/clock.js'
+
+/** A clock that moves only when a test says so: expiry and schedules are tested without sleeping. */
+export class TestClock implements Clock {
+  #now: number
+
+  constructor(start: number = Math.floor(Date.now() / 1000) * 1000) {
+    this.#now = start
+  }
+
+  now(): number {
+    return this.#now
+  }
+
+  advance(ms: number): void {
+    this.#now += ms
+  }
+
+  advanceSeconds(seconds: number): void {
+    this.advance(seconds * 1000)
+  }
+}

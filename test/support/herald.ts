@@ -1,0 +1,121 @@
+import { randomBytes } from 'node:crypto'
+import { createServer } from 'node:net'
+import { Writable } from 'node:stream'
+import { afterAll, beforeAll, describe, inject } from 'vitest'
+import { type Herald, openHerald } from '../../src/herald.js'
+import { loadConfig } from '../../src/platform/config.js'
+import { createLogger } from '../../src/platform/logger.js'
+import type { App } from '../../src/platform/http/types.js'
+import { buildServer } from '../../src/server.js'
+import { TestClock } from './clock.js'
+import { createTestDatabase, type DialectName, type TestDatabase } from './dialects.js'
+
+export const OPERATOR_TOKEN = 'operator-token-for-tests-0123456789abcdef'
+
+export interface CreatedAccount {
+  id: string
+  name: string
+  issuer: string
+  /** The account's base URL as the test reaches it. */
+  base: string
+  clientId: string
+  clientSecret: string
+}
+
+export interface TestHerald {
+  dialect: DialectName
+  /** `http://127.0.0.1:PORT`, also the configured PUBLIC_URL, so issuers match the URLs tests call. */
+  origin: string
+  herald: Herald
+  app: App
+  clock: TestClock
+  secretKey: string
+  /** Every log line Herald wrote, as JSON text. */
+  logs: string[]
+  database: TestDatabase
+  close(): Promise<void>
+}
+
+export interface StartOptions {
+  env?: Record<string, string>
+}
+
+/** Runs `suite` once per dialect under test, each in a `describe` named after the dialect. */
+export function forEachDialect(suite: (dialect: DialectName) => void): void {
+  for (const dialect of inject('dialects')) describe(dialect, () => suite(dialect))
+}
+
+/** Starts Herald on a fresh database, listening on 127.0.0.1 on a free port, with an injected clock. */
+export async function startHerald(dialect: DialectName, options: StartOptions = {}): Promise<TestHerald> {
+  const database = await createTestDatabase(dialect)
+  const port = await freePort()
+  const origin = `http://127.0.0.1:${port}`
+  const secretKey = randomBytes(32).toString('base64')
+  const config = {
+    ...loadConfig({
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      PUBLIC_URL: origin,
+      HERALD_SECRET_KEY: secretKey,
+      HERALD_OPERATOR_TOKEN: OPERATOR_TOKEN,
+      LOG_LEVEL: 'info',
+      ...options.env,
+    }),
+    database: database.config,
+  }
+  const logs: string[] = []
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      logs.push(chunk.toString('utf8'))
+      done()
+    },
+  })
+  const clock = new TestClock()
+  const herald = await openHerald({ config, log: createLogger(config.logLevel, sink), clock })
+  const app = await buildServer(herald)
+  await app.listen({ port, host: '127.0.0.1' })
+  return {
+    dialect,
+    origin,
+    herald,
+    app,
+    clock,
+    secretKey,
+    logs,
+    database,
+    async close() {
+      await app.close()
+      await herald.close()
+      await database.drop()
+    },
+  }
+}
+
+/** Starts one Herald for the enclosing `describe` and stops it afterwards; read `.current` inside tests. */
+export function useHerald(dialect: DialectName, options: StartOptions = {}): { readonly current: TestHerald } {
+  let instance: TestHerald | undefined
+  beforeAll(async () => {
+    instance = await startHerald(dialect, options)
+  })
+  afterAll(async () => {
+    await instance?.close()
+  })
+  return {
+    get current(): TestHerald {
+      if (!instance) throw new Error('Herald is not started yet: use it inside a test or hook')
+      return instance
+    },
+  }
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.unref()
+    server.on('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))))
+    })
+  })
+}
