@@ -1,4 +1,5 @@
 import path from 'node:path'
+import { decodeMasterKey } from './crypto/secret-box.js'
 import { type Cidr, parseCidrList } from './outbound/addresses.js'
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
@@ -51,6 +52,14 @@ export function loadConfig(env: Env = process.env): Config {
   const secretKey = nonEmpty(env.HERALD_SECRET_KEY)
   if (!secretKey && (database.dialect === 'postgres' || production)) {
     problems.push('HERALD_SECRET_KEY is required with PostgreSQL or NODE_ENV=production (generate one with `openssl rand -base64 32`)')
+  }
+  for (const part of secretKey?.split(',') ?? []) {
+    try {
+      decodeMasterKey(part.trim())
+    } catch (error) {
+      problems.push((error as Error).message)
+      break
+    }
   }
 
   const operatorToken = nonEmpty(env.HERALD_OPERATOR_TOKEN)
