@@ -1,6 +1,8 @@
 import type { FastifyBaseLogger } from 'fastify'
 import { AuthorizationProvisioning } from './authorization/provisioning.js'
 import { ClientStore } from './authorization/clients/client-store.js'
+import { Clients } from './authorization/clients/clients.js'
+import { Scopes } from './authorization/scopes/scopes.js'
 import { Accounts } from './platform/accounts/accounts.js'
 import { CacheInvalidation } from './platform/cache/invalidation.js'
 import { type Clock, systemClock } from './platform/clock.js'
@@ -35,6 +37,8 @@ export interface Herald {
   settings: SettingsStore
   keys: KeyStore
   clients: ClientStore
+  clientAdmin: Clients
+  scopes: Scopes
   managementAuth: ManagementAuth
   close(): Promise<void>
 }
@@ -54,6 +58,8 @@ export async function openHerald({ config, log, clock = systemClock }: HeraldOpt
     const provisioning = new AuthorizationProvisioning(clients, clock)
     const accounts = new Accounts(db, clock, invalidation, settings, keys, provisioning, config.publicUrl, CACHE_TTL_MS)
     const managementAuth = new ManagementAuth(db, keys, clients, clock)
+    const clientAdmin = new Clients(db, clients, clock)
+    const scopes = new Scopes(db, clients, clock)
     return {
       config,
       clock,
@@ -64,6 +70,8 @@ export async function openHerald({ config, log, clock = systemClock }: HeraldOpt
       settings,
       keys,
       clients,
+      clientAdmin,
+      scopes,
       managementAuth,
       async close() {
         await invalidation.close()

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import pino from 'pino'
 import { type Herald, openHerald } from './herald.js'
 import { accountCommands, type Command, keyCommands } from './cli/commands.js'
 import { parseArgs, UsageError } from './cli/args.js'
@@ -46,7 +47,9 @@ async function main(argv: readonly string[]): Promise<number> {
   const run = GROUPS[command]?.[sub ?? '']
   if (!run) throw new UsageError(`unknown command: ${[command, sub].filter(Boolean).join(' ')}`)
   // CLI commands print their own results; only warnings belong on stderr.
-  const herald: Herald = await openHerald({ config, log: createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel) })
+  // Results go to stdout (so --json output stays parseable); warnings go to stderr.
+  const log = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, pino.destination(2))
+  const herald: Herald = await openHerald({ config, log })
   try {
     await run(herald, args, (line) => console.log(line))
   } finally {

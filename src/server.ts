@@ -6,12 +6,16 @@ import { tokenRoutes } from './authorization/token/routes.js'
 import type { Herald } from './herald.js'
 import { operatorRoutes } from './platform/accounts/routes.js'
 import { accountScope } from './platform/http/account-scope.js'
-import { installErrorHandling } from './platform/http/error-handler.js'
+import { installErrorHandling, sendProblem } from './platform/http/error-handler.js'
+import { ProblemError } from './platform/http/problems.js'
 import { installFormParser } from './platform/http/form-body.js'
 import { healthRoutes } from './platform/http/health.js'
 import type { App } from './platform/http/types.js'
 import { installValidation } from './platform/http/validation.js'
 import { keyRoutes } from './platform/keys/routes.js'
+import { settingsRoutes } from './platform/settings/routes.js'
+import { scopeRoutes } from './authorization/scopes/routes.js'
+import { clientRoutes } from './authorization/clients/routes.js'
 
 /** JSON bodies larger than this are refused unless a route sets its own limit. */
 const DEFAULT_BODY_LIMIT = 64 * 1024
@@ -23,11 +27,17 @@ export async function buildServer(herald: Herald): Promise<App> {
     bodyLimit: DEFAULT_BODY_LIMIT,
     trustProxy: true,
     return503OnClosing: true,
+    // Scope names may be up to 128 characters; longer path segments can't name anything.
+    routerOptions: { maxParamLength: 200 },
+    // Errors the router raises before any route runs: a malformed percent-encoding, an over-long segment.
+    frameworkErrors: (error, _request, reply) =>
+      sendProblem(reply, error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? new ProblemError('not_found', 'No such resource') : new ProblemError('bad_request', 'The request URL is malformed')),
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   installValidation(app)
   installErrorHandling(app)
-  installFormParser(app)
+  // The management API speaks JSON only; Fastify's default text parser would let text/plain through.
+  app.removeContentTypeParser('text/plain')
 
   await app.register(swagger, {
     openapi: {
@@ -59,8 +69,16 @@ export async function buildServer(herald: Herald): Promise<App> {
     async (base) => {
       await accountScope(base, herald)
       keyRoutes(base, { db: herald.database.db, keys: herald.keys, settings: herald.settings, clock: herald.clock })
-      tokenRoutes(base, herald)
+      // OAuth endpoints take form bodies only (RFC 6749 §3.2): JSON is refused there, and forms everywhere else.
+      await base.register(async (oauth) => {
+        oauth.removeAllContentTypeParsers()
+        installFormParser(oauth)
+        tokenRoutes(oauth, herald)
+      })
       discoveryRoutes(base)
+      settingsRoutes(base, { db: herald.database.db, settings: herald.settings })
+      scopeRoutes(base, herald.scopes)
+      clientRoutes(base, herald.clientAdmin)
     },
     { prefix: '/accounts/:accountId' },
   )

@@ -4,9 +4,19 @@ import { notFound } from '../platform/http/problems.js'
 import { newId } from '../platform/ids.js'
 import { MANAGEMENT_SCOPES } from '../platform/management-auth/scopes.js'
 import type { Tx } from '../platform/storage/transaction.js'
+import { type ClientMetadata, DEFAULT_METADATA } from './clients/client-metadata.js'
 import type { ClientStore } from './clients/client-store.js'
 import { hashClientSecret, newClientSecret } from './clients/secrets.js'
 import { insertOidcScopes } from './scopes/scope-store.js'
+
+/** The management client every account starts with: machine-to-machine, allowed every reserved scope. */
+const ADMIN_CLIENT_METADATA: ClientMetadata = {
+  ...DEFAULT_METADATA,
+  client_name: 'admin',
+  grant_types: ['client_credentials'],
+  token_endpoint_auth_method: 'client_secret_basic',
+  scope: MANAGEMENT_SCOPES.join(' '),
+}
 
 /** What the authorization area gives every new account: the OIDC scopes and its first management client. */
 export class AuthorizationProvisioning implements AccountProvisioning {
@@ -19,17 +29,7 @@ export class AuthorizationProvisioning implements AccountProvisioning {
     await insertOidcScopes(tx, accountId, this.clock.now())
     const clientId = newId('cli', this.clock.now())
     const secret = newClientSecret()
-    await this.clients.insert(tx, accountId, {
-      id: clientId,
-      name: 'admin',
-      kind: 'management',
-      secretHash: hashClientSecret(secret),
-      tokenEndpointAuthMethod: 'client_secret_basic',
-      grantTypes: ['client_credentials'],
-      scopes: MANAGEMENT_SCOPES,
-      audience: null,
-      accessTokenTtl: null,
-    })
+    await this.clients.insert(tx, accountId, clientId, ADMIN_CLIENT_METADATA, hashClientSecret(secret))
     return { client_id: clientId, client_secret: secret }
   }
 

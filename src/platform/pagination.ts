@@ -17,7 +17,8 @@ export function encodeCursor(position: string): string {
 export function decodeCursor(cursor: string | undefined): string | undefined {
   if (cursor === undefined) return undefined
   const position = Buffer.from(cursor, 'base64url').toString('utf8')
-  if (!position || encodeCursor(position) !== cursor) {
+  // Positions are ids and names this API made: printable ASCII only.
+  if (!position || encodeCursor(position) !== cursor || !/^[\x21-\x7e]+$/.test(position)) {
     throw new ProblemError('validation_failed', 'cursor is not one this API returned', [{ pointer: '/querystring/cursor', message: 'is not a valid cursor' }])
   }
   return position

@@ -4,37 +4,29 @@ import { TtlCache } from '../../platform/cache/ttl-cache.js'
 import type { CacheInvalidation } from '../../platform/cache/invalidation.js'
 import type { ClientKind, ClientsTable, DB, TokenEndpointAuthMethod } from '../../platform/storage/schema.js'
 import type { Tx } from '../../platform/storage/transaction.js'
-
-export type GrantType = 'client_credentials'
+import { looksLikeId } from '../../platform/ids.js'
+import { type ClientMetadata, DEFAULT_METADATA, clientKind, scopesOf } from './client-metadata.js'
 
 /** A client as the token endpoint and management auth use it, parsed once per cache load. */
 export interface RegisteredClient {
   id: string
   accountId: string
-  name: string
   kind: ClientKind
   secretHash: string | null
   tokenEndpointAuthMethod: TokenEndpointAuthMethod
   grantTypes: ReadonlySet<string>
   /** The scopes the client may request, in registration order; requesting none grants them all. */
   scopes: readonly string[]
-  audience: string | null
-  accessTokenTtl: number | null
+  metadata: ClientMetadata
   credentialsChangedAt: number
+  createdAt: number
+  updatedAt: number
 }
 
-export interface NewClient {
-  id: string
-  name: string
-  kind: ClientKind
-  secretHash: string | null
-  tokenEndpointAuthMethod: TokenEndpointAuthMethod
-  grantTypes: readonly GrantType[]
-  scopes: readonly string[]
-  audience: string | null
-  accessTokenTtl: number | null
-}
-
+/**
+ * The clients of every account. `find` serves the token endpoint from an in-process cache; every write
+ * invalidates the client's entry here and, through NOTIFY, in every other process.
+ */
 export class ClientStore {
   readonly #cache: TtlCache<RegisteredClient>
 
@@ -51,37 +43,54 @@ export class ClientStore {
 
   /** The client, from the cache: the token endpoint never reads clients from the database per request. */
   find(accountId: string, clientId: string): Promise<RegisteredClient | undefined> {
-    return this.#cache.get(cacheKey(accountId, clientId), async () => {
-      const row = await this.db
-        .selectFrom('clients')
-        .selectAll()
-        .where('account_id', '=', accountId)
-        .where('id', '=', clientId)
-        .executeTakeFirst()
-      return row && fromRow(row)
-    })
+    return this.#cache.get(cacheKey(accountId, clientId), () => this.read(this.db, accountId, clientId))
   }
 
-  async insert(tx: Tx, accountId: string, client: NewClient): Promise<void> {
+  async read(db: Kysely<DB>, accountId: string, clientId: string): Promise<RegisteredClient | undefined> {
+    if (!looksLikeId('cli', clientId)) return undefined
+    const row = await db.selectFrom('clients').selectAll().where('account_id', '=', accountId).where('id', '=', clientId).executeTakeFirst()
+    return row && fromRow(row)
+  }
+
+  /** A page of the account's clients, oldest first, after the keyset position `after` (a client id). */
+  async list(accountId: string, limit: number, after: string | undefined): Promise<RegisteredClient[]> {
+    let query = this.db.selectFrom('clients').selectAll().where('account_id', '=', accountId).orderBy('id').limit(limit)
+    if (after !== undefined) query = query.where('id', '>', after)
+    return (await query.execute()).map(fromRow)
+  }
+
+  async insert(tx: Tx, accountId: string, id: string, metadata: ClientMetadata, secretHash: string | null): Promise<RegisteredClient> {
     const now = this.clock.now()
-    await tx.db
-      .insertInto('clients')
-      .values({
-        id: client.id,
-        account_id: accountId,
-        name: client.name,
-        kind: client.kind,
-        secret_hash: client.secretHash,
-        token_endpoint_auth_method: client.tokenEndpointAuthMethod,
-        grant_types: JSON.stringify(client.grantTypes),
-        scope: client.scopes.join(' '),
-        audience: client.audience,
-        access_token_ttl: client.accessTokenTtl,
-        credentials_changed_at: now,
-        created_at: now,
-        updated_at: now,
-      })
-      .execute()
+    const row: ClientsTable = {
+      id,
+      account_id: accountId,
+      ...columnsOf(metadata),
+      secret_hash: secretHash,
+      credentials_changed_at: now,
+      created_at: now,
+      updated_at: now,
+    }
+    await tx.db.insertInto('clients').values(row).execute()
+    await this.#writeScopes(tx, accountId, id, metadata)
+    return fromRow(row)
+  }
+
+  /** Replaces the metadata; a changed secret (or its removal) also refuses tokens issued before. */
+  async update(tx: Tx, client: RegisteredClient, metadata: ClientMetadata, secretHash: string | null): Promise<RegisteredClient> {
+    const now = this.clock.now()
+    const credentialsChanged = secretHash !== client.secretHash
+    const changes = {
+      ...columnsOf(metadata),
+      secret_hash: secretHash,
+      updated_at: now,
+      ...(credentialsChanged && { credentials_changed_at: now }),
+    }
+    await tx.db.updateTable('clients').set(changes).where('account_id', '=', client.accountId).where('id', '=', client.id).execute()
+    await this.#writeScopes(tx, client.accountId, client.id, metadata)
+    await this.invalidation.changed(tx, 'client', cacheKey(client.accountId, client.id))
+    const updated = await this.read(tx.db, client.accountId, client.id)
+    if (!updated) throw new Error('client vanished inside its own transaction')
+    return updated
   }
 
   /** Replaces the secret and refuses, from now on, the tokens issued under the old one. */
@@ -96,24 +105,69 @@ export class ClientStore {
     await this.invalidation.changed(tx, 'client', cacheKey(accountId, clientId))
     return result.numUpdatedRows > 0n
   }
+
+  async delete(tx: Tx, accountId: string, clientId: string): Promise<boolean> {
+    await tx.db.deleteFrom('client_scopes').where('account_id', '=', accountId).where('client_id', '=', clientId).execute()
+    const result = await tx.db.deleteFrom('clients').where('account_id', '=', accountId).where('id', '=', clientId).executeTakeFirst()
+    await this.invalidation.changed(tx, 'client', cacheKey(accountId, clientId))
+    return result.numDeletedRows > 0n
+  }
+
+  /** The ids of the account's clients allowed `scope`, at most `limit` of them. */
+  async clientsAllowing(tx: Tx, accountId: string, scope: string, limit: number): Promise<string[]> {
+    const rows = await tx.db
+      .selectFrom('client_scopes')
+      .select('client_id')
+      .where('account_id', '=', accountId)
+      .where('scope', '=', scope)
+      .orderBy('client_id')
+      .limit(limit)
+      .execute()
+    return rows.map((row) => row.client_id)
+  }
+
+  async #writeScopes(tx: Tx, accountId: string, clientId: string, metadata: ClientMetadata): Promise<void> {
+    await tx.db.deleteFrom('client_scopes').where('account_id', '=', accountId).where('client_id', '=', clientId).execute()
+    const scopes = scopesOf(metadata)
+    if (scopes.length > 0) {
+      await tx.db
+        .insertInto('client_scopes')
+        .values(scopes.map((scope) => ({ account_id: accountId, client_id: clientId, scope })))
+        .execute()
+    }
+  }
 }
 
 function cacheKey(accountId: string, clientId: string): string {
   return `${accountId}/${clientId}`
 }
 
+/** The columns derived from the metadata; the rest of the metadata is stored as one JSON document. */
+function columnsOf(metadata: ClientMetadata): Pick<ClientsTable, 'name' | 'kind' | 'token_endpoint_auth_method' | 'grant_types' | 'scope' | 'metadata'> {
+  return {
+    name: metadata.client_name,
+    kind: clientKind(metadata),
+    token_endpoint_auth_method: metadata.token_endpoint_auth_method,
+    grant_types: JSON.stringify(metadata.grant_types),
+    scope: scopesOf(metadata).join(' '),
+    metadata: JSON.stringify(metadata),
+  }
+}
+
 function fromRow(row: ClientsTable): RegisteredClient {
+  // Metadata written by an older version lacks newer fields: the defaults fill them in.
+  const metadata: ClientMetadata = { ...DEFAULT_METADATA, ...(JSON.parse(row.metadata) as Partial<ClientMetadata>) }
   return {
     id: row.id,
     accountId: row.account_id,
-    name: row.name,
     kind: row.kind,
     secretHash: row.secret_hash,
     tokenEndpointAuthMethod: row.token_endpoint_auth_method,
-    grantTypes: new Set(JSON.parse(row.grant_types) as string[]),
-    scopes: row.scope.split(' ').filter(Boolean),
-    audience: row.audience,
-    accessTokenTtl: row.access_token_ttl,
+    grantTypes: new Set(metadata.grant_types),
+    scopes: scopesOf(metadata),
+    metadata,
     credentialsChangedAt: row.credentials_changed_at,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
   }
 }

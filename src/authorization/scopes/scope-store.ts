@@ -1,3 +1,5 @@
+import type { Kysely } from 'kysely'
+import type { DB } from '../../platform/storage/schema.js'
 import type { Tx } from '../../platform/storage/transaction.js'
 
 /** The OpenID Connect scopes (OIDC Core §5.4, §11): present in every account, listed like any other scope. */
@@ -13,4 +15,9 @@ export async function insertOidcScopes(tx: Tx, accountId: string, now: number): 
     .insertInto('scopes')
     .values(OIDC_SCOPES.map((scope) => ({ account_id: accountId, ...scope, kind: 'oidc' as const, created_at: now, updated_at: now })))
     .execute()
+}
+
+export async function listScopeNames(db: Kysely<DB>, accountId: string): Promise<string[]> {
+  const rows = await db.selectFrom('scopes').select('name').where('account_id', '=', accountId).execute()
+  return rows.map((row) => row.name)
 }

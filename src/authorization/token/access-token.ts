@@ -23,7 +23,7 @@ export interface IssuedAccessToken {
 
 /** The access token lifetime: the account's, narrowed by the client's when it sets a shorter one. */
 export function accessTokenLifetime(settings: AccountSettings, client: RegisteredClient): number {
-  return Math.min(settings.accessTokenTtl, client.accessTokenTtl ?? Number.POSITIVE_INFINITY)
+  return Math.min(settings.accessTokenTtl, client.metadata.access_token_ttl ?? Number.POSITIVE_INFINITY)
 }
 
 /** An RFC 9068 JWT access token signed with the account's current key for its configured algorithm. */

@@ -13,15 +13,15 @@ export interface AudienceInput {
 }
 
 /**
- * The `aud` of an access token. Management tokens are always for the issuer itself. Otherwise the client's
- * audience, else the account's default, else the issuer; a requested `resource` must name that audience.
+ * The `aud` of an access token. Management tokens are always for the issuer itself. Otherwise a requested
+ * `resource` (RFC 8707) if the client's audience list allows it; without one, the first of the client's
+ * audiences, else the account's default, else the issuer.
  */
 export function accessTokenAudience({ client, settings, issuer, scopes, resources }: AudienceInput): string {
-  const audience = scopes.some(isReservedScope) ? issuer : (client.audience ?? settings.defaultAudience ?? issuer)
+  const fallback = scopes.some(isReservedScope) ? issuer : (client.metadata.audience[0] ?? settings.defaultAudience ?? issuer)
   if (resources.length > 1) throw new OAuthError('invalid_target', 'Only one resource may be requested per token')
   const [resource] = resources
-  if (resource !== undefined && resource !== audience) {
-    throw new OAuthError('invalid_target', 'The client may not request a token for this resource')
-  }
-  return audience
+  if (resource === undefined || resource === fallback) return fallback
+  if (!scopes.some(isReservedScope) && client.metadata.audience.includes(resource)) return resource
+  throw new OAuthError('invalid_target', 'The client may not request a token for this resource')
 }

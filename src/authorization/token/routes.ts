@@ -43,7 +43,7 @@ export function tokenRoutes(app: App, deps: TokenRouteDeps): void {
       const client = await authenticateClient(deps.clients, account.id, presented)
 
       const grant = GRANTS[body.grant_type]
-      if (!grant) throw new OAuthError('unsupported_grant_type', `grant_type ${body.grant_type} is not supported`)
+      if (!grant) throw new OAuthError('unsupported_grant_type', 'This grant_type is not supported')
       if (!client.grantTypes.has(body.grant_type)) {
         throw new OAuthError('unauthorized_client', `This client may not use the ${body.grant_type} grant`)
       }

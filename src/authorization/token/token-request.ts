@@ -6,7 +6,7 @@ import { type Static, Type } from 'typebox'
  */
 export const TokenRequestBody = Type.Object(
   {
-    grant_type: Type.String({ description: 'The grant type; `client_credentials` is supported' }),
+    grant_type: Type.String({ minLength: 1, description: 'The grant type; `client_credentials` is supported' }),
     scope: Type.Optional(Type.String({ description: 'Space-separated scopes; omitted means all the client may request' })),
     resource: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())], { description: 'RFC 8707 resource indicator' })),
     client_id: Type.Optional(Type.String()),

@@ -3,7 +3,7 @@ import { type Clock, toRfc3339 } from '../clock.js'
 import { TtlCache } from '../cache/ttl-cache.js'
 import type { CacheInvalidation } from '../cache/invalidation.js'
 import { notFound } from '../http/problems.js'
-import { newId } from '../ids.js'
+import { looksLikeId, newId } from '../ids.js'
 import type { KeyStore } from '../keys/key-store.js'
 import { decodeCursor, encodeCursor, type Page } from '../pagination.js'
 import type { SettingsStore } from '../settings/settings.js'
@@ -107,6 +107,7 @@ export class Accounts {
   }
 
   async setStatus(accountId: string, status: AccountStatus): Promise<AccountView> {
+    if (!looksLikeId('acct', accountId)) throw notFound(`Account ${accountId}`)
     return transaction(this.db, async (tx) => {
       const result = await tx.db
         .updateTable('accounts')
@@ -142,6 +143,7 @@ export class Accounts {
   }
 
   async #read(db: Kysely<DB>, accountId: string): Promise<Account | undefined> {
+    if (!looksLikeId('acct', accountId)) return undefined
     const row = await db.selectFrom('accounts').selectAll().where('id', '=', accountId).executeTakeFirst()
     return row && fromRow(row)
   }

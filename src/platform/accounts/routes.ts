@@ -14,7 +14,8 @@ const AccountSchema = Type.Object({
   updated_at: Type.String({ format: 'date-time' }),
 })
 
-export const AccountNameSchema = Type.String({ minLength: 1, maxLength: 200, pattern: '\\S' })
+/** Printable text with at least one visible character: no control characters, which logs and terminals mangle. */
+export const AccountNameSchema = Type.String({ minLength: 1, maxLength: 200, pattern: '^(?=.*\\S)[^\\u0000-\\u001f\\u007f]+$' })
 
 const CreatedAccountSchema = Type.Object({
   account: AccountSchema,
@@ -29,7 +30,7 @@ const AccountIdParams = Type.Object({ accountId: Type.String({ maxLength: 64 }) 
  */
 export function operatorRoutes(app: App, deps: { accounts: Accounts; operatorToken: string }): void {
   app.addHook('onRequest', async (request) => {
-    const match = /^Bearer (\S+)$/.exec(request.headers.authorization ?? '')
+    const match = /^Bearer (\S+)$/i.exec(request.headers.authorization ?? '')
     if (!match?.[1] || !constantTimeEqual(match[1], deps.operatorToken)) {
       throw new ProblemError('invalid_token', 'The operator token is missing or wrong')
     }

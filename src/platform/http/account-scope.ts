@@ -2,6 +2,7 @@ import type { FastifyRequest } from 'fastify'
 import type { Account, Accounts } from '../accounts/accounts.js'
 import type { ManagementAuth, ManagementPrincipal } from '../management-auth/management-auth.js'
 import type { ManagementScope } from '../management-auth/scopes.js'
+import { looksLikeId } from '../ids.js'
 import { ProblemError } from './problems.js'
 import type { App } from './types.js'
 
@@ -40,7 +41,7 @@ export async function accountScope(app: App, deps: AccountScopeDeps): Promise<vo
 
   app.addHook('onRequest', async (request: FastifyRequest) => {
     const { accountId } = request.params as { accountId: string }
-    const account = await deps.accounts.findActive(accountId)
+    const account = looksLikeId('acct', accountId) ? await deps.accounts.findActive(accountId) : undefined
     if (!account) throw new ProblemError('not_found', 'No such account')
     request.account = account
     request.issuer = deps.accounts.issuerOf(account.id)

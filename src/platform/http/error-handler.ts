@@ -56,6 +56,8 @@ function toProblem(error: FastifyError, request: FastifyRequest): ProblemError {
       return new ProblemError('invalid_json')
   }
   if (error instanceof SyntaxError && error.statusCode === 400) return new ProblemError('invalid_json', error.message)
+  if (error instanceof OAuthError) return new ProblemError('bad_request', error.description)
+  if (isUnstorableText(error)) return new ProblemError('bad_request', 'The request contains text that cannot be stored, such as a NUL character')
   if (isClientError(error)) return new ProblemError(error.statusCode === 413 ? 'payload_too_large' : 'bad_request', error.message)
   request.log.error({ err: error }, 'unhandled error')
   return new ProblemError('internal_error')
@@ -68,8 +70,17 @@ function toOAuthError(error: FastifyError, request: FastifyRequest): OAuthError 
     return new OAuthError('invalid_request', 'Content-Type must be application/x-www-form-urlencoded')
   }
   if (isClientError(error)) return new OAuthError('invalid_request', error.message)
+  if (isUnstorableText(error)) return new OAuthError('invalid_request', 'The request contains text that cannot be stored')
   request.log.error({ err: error }, 'unhandled error')
   return new OAuthError('server_error', 'An unexpected error occurred')
+}
+
+/**
+ * PostgreSQL refuses NUL characters and invalid byte sequences in text (SQLSTATE 22021, 22P05). Inputs are
+ * checked before they reach a query; this catches what a check missed, as the client's error it is.
+ */
+function isUnstorableText(error: FastifyError): boolean {
+  return error.code === '22021' || error.code === '22P05'
 }
 
 function isClientError(error: FastifyError): boolean {
@@ -78,10 +89,11 @@ function isClientError(error: FastifyError): boolean {
 
 function fieldErrors(error: FastifyError): FieldError[] {
   return (error.validation ?? []).map((item) => {
-    const extra = item.keyword === 'additionalProperties' ? `/${String(item.params.additionalProperty)}` : ''
+    // Ajv reports a missing or unknown field on its parent object; point at the field itself.
+    const field = item.keyword === 'additionalProperties' ? item.params.additionalProperty : item.keyword === 'required' ? item.params.missingProperty : undefined
     return {
-      pointer: `/${error.validationContext ?? 'body'}${item.instancePath}${extra}`,
-      message: item.keyword === 'additionalProperties' ? 'is not a known field' : (item.message ?? 'is invalid'),
+      pointer: `/${error.validationContext ?? 'body'}${item.instancePath}${field === undefined ? '' : `/${String(field)}`}`,
+      message: item.keyword === 'additionalProperties' ? 'is not a known field' : item.keyword === 'required' ? 'is required' : (item.message ?? 'is invalid'),
     }
   })
 }

@@ -7,7 +7,7 @@ import type { CacheInvalidation } from '../cache/invalidation.js'
 import type { SecretBox } from '../crypto/secret-box.js'
 import { recordEvent } from '../events/outbox.js'
 import { notFound } from '../http/problems.js'
-import { newId } from '../ids.js'
+import { looksLikeId, newId } from '../ids.js'
 import type { DB, SigningAlg, SigningKeysTable } from '../storage/schema.js'
 import type { Tx } from '../storage/transaction.js'
 import { generateSigningKey, importPrivateKey, importPublicKey, type JwtSigner } from './material.js'
@@ -105,14 +105,15 @@ export class KeyStore {
    * Emergency revocation: the key leaves the JWKS at once and signs nothing more. If no other key of its
    * algorithm can sign now, the upcoming one is brought forward, or a new one made, so signing never stops.
    */
-  async revoke(tx: Tx, accountId: string, kid: string): Promise<KeyView> {
+  async revoke(tx: Tx, accountId: string, kid: string, longestTokenSeconds: number): Promise<KeyView> {
     const now = this.clock.now()
     const rows = await this.#rows(tx.db, accountId)
-    const row = rows.find((candidate) => candidate.id === kid && candidate.revoked_at === null)
+    const row = looksLikeId('key', kid) ? rows.find((candidate) => candidate.id === kid && candidate.revoked_at === null) : undefined
     if (!row) throw notFound(`Key ${kid}`)
     await tx.db.updateTable('signing_keys').set({ revoked_at: now }).where('account_id', '=', accountId).where('id', '=', kid).execute()
 
     const remaining = rows.filter((candidate) => candidate.id !== kid).map(toTimeline)
+    if (row.signs_from > now) await this.#handOverPast(tx, accountId, toTimeline(row), remaining, longestTokenSeconds)
     if (!signingKeyAt(remaining, row.alg, now)) {
       const upcoming = remaining
         .filter((key) => key.alg === row.alg && key.revokedAt === null && key.signsFrom > now)
@@ -127,6 +128,29 @@ export class KeyStore {
     await recordEvent(tx, accountId, 'oauth.key.revoked', publicKeyEventData(revoked), now)
     await this.invalidation.changed(tx, 'keys', accountId)
     return revoked
+  }
+
+  /**
+   * A revoked upcoming key will never take over, so the keys it was to supersede hand over to the next
+   * upcoming key instead, or keep signing if there is none.
+   */
+  async #handOverPast(tx: Tx, accountId: string, revoked: KeyTimeline, remaining: readonly KeyTimeline[], longestTokenSeconds: number): Promise<void> {
+    const successor = remaining
+      .filter((key) => key.alg === revoked.alg && key.revokedAt === null && key.signsFrom > revoked.signsFrom)
+      .sort((a, b) => a.signsFrom - b.signsFrom)[0]
+    const retiresAt = successor?.signsFrom ?? null
+    await tx.db
+      .updateTable('signing_keys')
+      .set({ retires_at: retiresAt, published_until: retiresAt === null ? null : retiresAt + longestTokenSeconds * 1000 })
+      .where('account_id', '=', accountId)
+      .where('alg', '=', revoked.alg)
+      .where('retires_at', '=', revoked.signsFrom)
+      .where('revoked_at', 'is', null)
+      .execute()
+    // Keep the caller's view of the timeline in step with the rows it just changed.
+    for (const key of remaining) {
+      if (key.alg === revoked.alg && key.retiresAt === revoked.signsFrom) key.retiresAt = retiresAt
+    }
   }
 
   async list(accountId: string): Promise<KeyView[]> {

@@ -30,6 +30,12 @@ const KeySchema = Type.Object({
 const JwkSchema = Type.Object({}, { additionalProperties: true })
 
 export function keyRoutes(app: App, deps: KeyRouteDeps): void {
+  /** How long a superseded key must stay published, under the account's current settings. */
+  const longestTokenSeconds = async (accountId: string): Promise<number> => {
+    const settings = await deps.settings.get(accountId)
+    return settings ? longestSignedTokenLifetime(settings) : 0
+  }
+
   app.get(
     '/.well-known/jwks.json',
     { schema: { summary: "The account's public signing keys (RFC 7517)", tags: ['keys'], response: { 200: Type.Object({ keys: Type.Array(JwkSchema) }) } } },
@@ -62,10 +68,8 @@ export function keyRoutes(app: App, deps: KeyRouteDeps): void {
       },
     },
     async (request) => {
-      const settings = await deps.settings.get(request.account.id)
-      const longest = settings ? longestSignedTokenLifetime(settings) : 0
-      const created = await transaction(deps.db, (tx) => deps.keys.rotate(tx, request.account.id, longest))
-      return { data: created }
+      const longest = await longestTokenSeconds(request.account.id)
+      return { data: await transaction(deps.db, (tx) => deps.keys.rotate(tx, request.account.id, longest)) }
     },
   )
 
@@ -80,6 +84,9 @@ export function keyRoutes(app: App, deps: KeyRouteDeps): void {
         response: { 200: KeySchema, '4xx': ProblemSchema },
       },
     },
-    async (request) => transaction(deps.db, (tx) => deps.keys.revoke(tx, request.account.id, request.params.kid)),
+    async (request) => {
+      const longest = await longestTokenSeconds(request.account.id)
+      return transaction(deps.db, (tx) => deps.keys.revoke(tx, request.account.id, request.params.kid, longest))
+    },
   )
 }

@@ -7,6 +7,7 @@ export interface DB {
   account_settings: AccountSettingsTable
   signing_keys: SigningKeysTable
   clients: ClientsTable
+  client_scopes: ClientScopesTable
   scopes: ScopesTable
   events: EventsTable
   token_revocations: TokenRevocationsTable
@@ -59,7 +60,7 @@ export interface SigningKeysTable {
 }
 
 export type ClientKind = 'management' | 'standard'
-export type TokenEndpointAuthMethod = 'client_secret_basic' | 'client_secret_post'
+export type TokenEndpointAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt' | 'none'
 
 export interface ClientsTable {
   id: string
@@ -73,12 +74,21 @@ export interface ClientsTable {
   grant_types: string
   /** Space-separated scopes the client may request. */
   scope: string
-  audience: string | null
-  access_token_ttl: number | null
+  /**
+   * JSON of the remaining RFC 7591 metadata (redirect URIs, keys, audiences, CORS origins, contact URIs,
+   * optional lifetimes): read as a whole with the client, never queried by field.
+   */
+  metadata: string
   /** Tokens issued before this instant are refused by management auth (a lost or rotated secret). */
   credentials_changed_at: number
   created_at: number
   updated_at: number
+}
+
+export interface ClientScopesTable {
+  account_id: string
+  client_id: string
+  scope: string
 }
 
 export type ScopeKind = 'oidc' | 'custom'

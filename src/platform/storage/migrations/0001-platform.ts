@@ -51,13 +51,21 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('token_endpoint_auth_method', 'text', (c) => c.notNull())
     .addColumn('grant_types', 'text', (c) => c.notNull())
     .addColumn('scope', 'text', (c) => c.notNull())
-    .addColumn('audience', 'text')
-    .addColumn('access_token_ttl', 'integer')
+    .addColumn('metadata', 'text', (c) => c.notNull())
     .addColumn('credentials_changed_at', 'bigint', (c) => c.notNull())
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .addColumn('updated_at', 'bigint', (c) => c.notNull())
     .execute()
-  await db.schema.createIndex('clients_account_idx').on('clients').columns(['account_id', 'created_at', 'id']).execute()
+  await db.schema.createIndex('clients_account_idx').on('clients').columns(['account_id', 'id']).execute()
+
+  // Which clients may request which scope: what makes "a scope in use can't be deleted" a simple lookup.
+  await db.schema
+    .createTable('client_scopes')
+    .addColumn('account_id', 'text', (c) => c.notNull())
+    .addColumn('client_id', 'text', (c) => c.notNull().references('clients.id').onDelete('cascade'))
+    .addColumn('scope', 'text', (c) => c.notNull())
+    .addPrimaryKeyConstraint('client_scopes_pk', ['account_id', 'scope', 'client_id'])
+    .execute()
 
   await db.schema
     .createTable('scopes')

@@ -1,0 +1,219 @@
+import { type Static, Type } from 'typebox'
+import type { FieldError } from '../../platform/http/problems.js'
+import { LIFETIME_BOUNDS } from '../../platform/settings/settings.js'
+import type { ClientKind, TokenEndpointAuthMethod } from '../../platform/storage/schema.js'
+import { isReservedScope } from '../../platform/management-auth/scopes.js'
+import { isValidScopeToken } from '../token/scope-policy.js'
+
+/** Grant types a client may register. Implicit and password are not offered at all (RFC 9700 §2.1.2, §2.4). */
+export const GRANT_TYPES = ['authorization_code', 'refresh_token', 'client_credentials'] as const
+export type GrantType = (typeof GRANT_TYPES)[number]
+
+export const AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'] as const satisfies readonly TokenEndpointAuthMethod[]
+
+const Url = Type.String({ minLength: 1, maxLength: 2048 })
+const optionalLifetime = (name: keyof typeof LIFETIME_BOUNDS) =>
+  Type.Union([Type.Integer(LIFETIME_BOUNDS[name]), Type.Null()], { description: "Narrows the account's lifetime for this client, in seconds" })
+
+const JwkSet = Type.Object(
+  { keys: Type.Array(Type.Object({ kty: Type.String() }, { additionalProperties: true }), { minItems: 1, maxItems: 20 }) },
+  { additionalProperties: false },
+)
+
+/** RFC 7591 §2 client metadata, with Herald's extensions (audience, CORS origins, per-client lifetimes). */
+export const ClientMetadataFields = {
+  client_name: Type.String({ maxLength: 200 }),
+  redirect_uris: Type.Array(Url, { maxItems: 50, uniqueItems: true }),
+  post_logout_redirect_uris: Type.Array(Url, { maxItems: 50, uniqueItems: true }),
+  grant_types: Type.Array(Type.Enum([...GRANT_TYPES]), { minItems: 1, uniqueItems: true }),
+  response_types: Type.Array(Type.Enum(['code']), { uniqueItems: true }),
+  token_endpoint_auth_method: Type.Enum([...AUTH_METHODS]),
+  scope: Type.String({ maxLength: 4096, description: 'Space-separated scopes the client may request; each must exist in the account' }),
+  application_type: Type.Enum(['web', 'native']),
+  jwks: Type.Union([JwkSet, Type.Null()]),
+  jwks_uri: Type.Union([Url, Type.Null()]),
+  contacts: Type.Array(Type.String({ maxLength: 320 }), { maxItems: 20 }),
+  client_uri: Type.Union([Url, Type.Null()]),
+  logo_uri: Type.Union([Url, Type.Null()]),
+  policy_uri: Type.Union([Url, Type.Null()]),
+  tos_uri: Type.Union([Url, Type.Null()]),
+  audience: Type.Array(Url, {
+    maxItems: 20,
+    uniqueItems: true,
+    description: 'Resources (RFC 8707) this client may request tokens for; the first is the default `aud`',
+  }),
+  allowed_cors_origins: Type.Array(Url, { maxItems: 50, uniqueItems: true }),
+  access_token_ttl: optionalLifetime('access_token_ttl'),
+  id_token_ttl: optionalLifetime('id_token_ttl'),
+  refresh_token_idle_ttl: optionalLifetime('refresh_token_idle_ttl'),
+  refresh_token_absolute_ttl: optionalLifetime('refresh_token_absolute_ttl'),
+}
+
+export const ClientMetadataSchema = Type.Object(ClientMetadataFields)
+export type ClientMetadata = Static<typeof ClientMetadataSchema>
+
+/** What a registration may leave out, and what it then gets (RFC 7591 §2's defaults where it has them). */
+export const DEFAULT_METADATA: ClientMetadata = {
+  client_name: '',
+  redirect_uris: [],
+  post_logout_redirect_uris: [],
+  grant_types: ['authorization_code'],
+  response_types: [],
+  token_endpoint_auth_method: 'client_secret_basic',
+  scope: '',
+  application_type: 'web',
+  jwks: null,
+  jwks_uri: null,
+  contacts: [],
+  client_uri: null,
+  logo_uri: null,
+  policy_uri: null,
+  tos_uri: null,
+  audience: [],
+  allowed_cors_origins: [],
+  access_token_ttl: null,
+  id_token_ttl: null,
+  refresh_token_idle_ttl: null,
+  refresh_token_absolute_ttl: null,
+}
+
+export function scopesOf(metadata: Pick<ClientMetadata, 'scope'>): string[] {
+  return [...new Set(metadata.scope.split(' ').filter(Boolean))]
+}
+
+/** A client allowed any reserved `herald:` scope is a management client. */
+export function clientKind(metadata: Pick<ClientMetadata, 'scope'>): ClientKind {
+  return scopesOf(metadata).some(isReservedScope) ? 'management' : 'standard'
+}
+
+export function usesSecret(method: TokenEndpointAuthMethod): boolean {
+  return method === 'client_secret_basic' || method === 'client_secret_post'
+}
+
+/**
+ * Checks a complete set of metadata for consistency, beyond what the schema can say. Returns every problem at
+ * once, each pointing at its field. `knownScopes` are the account's registered scope names.
+ */
+export function metadataProblems(metadata: ClientMetadata, knownScopes: ReadonlySet<string>): FieldError[] {
+  const problems: FieldError[] = []
+  const problem = (field: string, message: string) => problems.push({ pointer: `/body/${field}`, message })
+  const grants = new Set(metadata.grant_types)
+  const native = metadata.application_type === 'native'
+
+  metadata.redirect_uris.forEach((uri, index) => {
+    const reason = redirectUriProblem(uri, native)
+    if (reason) problem(`redirect_uris/${index}`, reason)
+  })
+  metadata.post_logout_redirect_uris.forEach((uri, index) => {
+    const reason = redirectUriProblem(uri, native)
+    if (reason) problem(`post_logout_redirect_uris/${index}`, reason)
+  })
+  if (grants.has('authorization_code') && metadata.redirect_uris.length === 0) {
+    problem('redirect_uris', 'is required for the authorization_code grant')
+  }
+  if (grants.has('authorization_code') !== metadata.response_types.includes('code')) {
+    problem('response_types', 'must contain "code" exactly when grant_types contains authorization_code (RFC 7591 §2.1)')
+  }
+  if (grants.has('refresh_token') && !grants.has('authorization_code')) {
+    problem('grant_types', 'refresh_token is only issued with authorization_code')
+  }
+
+  const method = metadata.token_endpoint_auth_method
+  if (method === 'none' && grants.has('client_credentials')) {
+    problem('token_endpoint_auth_method', 'a public client (none) cannot use client_credentials')
+  }
+  if (metadata.jwks !== null && metadata.jwks_uri !== null) problem('jwks_uri', 'must not be given together with jwks (RFC 7591 §2)')
+  if (method === 'private_key_jwt' && metadata.jwks === null && metadata.jwks_uri === null) {
+    problem('jwks', 'private_key_jwt needs jwks or jwks_uri')
+  }
+  if (metadata.jwks_uri !== null && !isHttpsUrl(metadata.jwks_uri)) problem('jwks_uri', 'must be an https URL')
+  metadata.jwks?.keys.forEach((key, index) => {
+    if ('d' in key || 'p' in key || 'k' in key) problem(`jwks/keys/${index}`, 'must be a public key (no private or symmetric members)')
+  })
+
+  const scopes = scopesOf(metadata)
+  const reserved = scopes.filter(isReservedScope)
+  for (const scope of scopes) {
+    if (!isValidScopeToken(scope)) problem('scope', `"${scope}" is not a valid scope token (RFC 6749 §3.3)`)
+    else if (!isReservedScope(scope) && !knownScopes.has(scope)) problem('scope', `${scope} does not exist in this account`)
+  }
+  if (reserved.length > 0) {
+    const unknown = reserved.filter((scope) => !knownScopes.has(scope))
+    if (unknown.length > 0) problem('scope', `unknown reserved scope: ${unknown.join(' ')}`)
+    if (metadata.grant_types.some((grant) => grant !== 'client_credentials')) {
+      problem('grant_types', 'a management client (herald: scopes) may only use client_credentials')
+    }
+    if (!usesSecret(method) && method !== 'private_key_jwt') problem('token_endpoint_auth_method', 'a management client must authenticate')
+  }
+
+  for (const field of ['client_uri', 'logo_uri', 'policy_uri', 'tos_uri'] as const) {
+    const value = metadata[field]
+    if (value !== null && !isHttpsUrl(value)) problem(field, 'must be an https URL')
+  }
+  metadata.audience.forEach((value, index) => {
+    if (!isAbsoluteUriWithoutFragment(value)) problem(`audience/${index}`, 'must be an absolute URI without a fragment (RFC 8707 §2)')
+  })
+  metadata.allowed_cors_origins.forEach((value, index) => {
+    if (!isOrigin(value)) problem(`allowed_cors_origins/${index}`, 'must be an origin: scheme, host and optional port, nothing else')
+  })
+  metadata.contacts.forEach((value, index) => {
+    if (!/^[^\s@]+@[^\s@]+$/.test(value)) problem(`contacts/${index}`, 'must be an email address')
+  })
+  const idle = metadata.refresh_token_idle_ttl
+  const absolute = metadata.refresh_token_absolute_ttl
+  if (idle !== null && absolute !== null && absolute < idle) {
+    problem('refresh_token_absolute_ttl', 'must not be shorter than refresh_token_idle_ttl')
+  }
+  return problems
+}
+
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost'])
+
+/**
+ * Why a redirect URI is refused, or undefined if it is acceptable: absolute, no fragment (RFC 6749 §3.1.2),
+ * https except on loopback (RFC 8252 §7.3), and private-use schemes in reverse-domain form only for native
+ * apps (RFC 8252 §7.1).
+ */
+export function redirectUriProblem(uri: string, native: boolean): string | undefined {
+  let url: URL
+  try {
+    url = new URL(uri)
+  } catch {
+    return 'must be an absolute URI'
+  }
+  if (uri.includes('#')) return 'must not contain a fragment'
+  if (url.protocol === 'https:') return undefined
+  if (url.protocol === 'http:') return LOOPBACK_HOSTS.has(url.hostname) ? undefined : 'must use https unless the host is loopback'
+  if (!native) return 'a private-use scheme is allowed only for native apps (application_type native)'
+  // RFC 8252 §7.1: a reverse domain name with at least one dot, so schemes of unrelated apps don't collide.
+  if (!/^[a-z][a-z0-9+.-]*\.[a-z0-9+.-]+:$/.test(url.protocol)) return 'a private-use scheme must be a reverse domain name, such as com.example.app'
+  if (['javascript:', 'data:', 'file:', 'vbscript:'].includes(url.protocol)) return 'this scheme is never allowed'
+  return undefined
+}
+
+function isHttpsUrl(value: string): boolean {
+  try {
+    const url = new URL(value)
+    return url.protocol === 'https:' && !value.includes('#')
+  } catch {
+    return false
+  }
+}
+
+function isAbsoluteUriWithoutFragment(value: string): boolean {
+  try {
+    new URL(value)
+    return !value.includes('#')
+  } catch {
+    return false
+  }
+}
+
+function isOrigin(value: string): boolean {
+  try {
+    const url = new URL(value)
+    return (url.protocol === 'https:' || url.protocol === 'http:') && url.origin === value
+  } catch {
+    return false
+  }
+}

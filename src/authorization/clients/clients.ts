@@ -1,0 +1,154 @@
+import type { Kysely } from 'kysely'
+import { type Clock, toRfc3339 } from '../../platform/clock.js'
+import { recordEvent } from '../../platform/events/outbox.js'
+import { ProblemError, notFound } from '../../platform/http/problems.js'
+import { newId } from '../../platform/ids.js'
+import { MANAGEMENT_SCOPES } from '../../platform/management-auth/scopes.js'
+import { decodeCursor, encodeCursor, type Page } from '../../platform/pagination.js'
+import type { DB } from '../../platform/storage/schema.js'
+import { type Tx, transaction } from '../../platform/storage/transaction.js'
+import { listScopeNames } from '../scopes/scope-store.js'
+import { type ClientMetadata, DEFAULT_METADATA, metadataProblems, usesSecret } from './client-metadata.js'
+import type { ClientStore, RegisteredClient } from './client-store.js'
+import { hashClientSecret, newClientSecret } from './secrets.js'
+
+/** A client as the management API shows it (RFC 7591 §3.2.1), without its secret. */
+export type ClientView = ClientMetadata & {
+  client_id: string
+  client_id_issued_at: number
+  management: boolean
+  created_at: string
+  updated_at: string
+}
+
+/** Returned once, when a secret is made: at registration or rotation. */
+export type ClientWithSecret = ClientView & { client_secret?: string; client_secret_expires_at?: 0 }
+
+/**
+ * Registering, changing, rotating and deleting clients. Every change is one transaction with its event, and
+ * is validated as a whole: the merged metadata must make sense, and every scope must exist in the account.
+ */
+export class Clients {
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly store: ClientStore,
+    private readonly clock: Clock,
+  ) {}
+
+  async create(accountId: string, input: Partial<ClientMetadata>): Promise<ClientWithSecret> {
+    return transaction(this.db, async (tx) => {
+      const metadata = await this.#validated(tx, accountId, { ...DEFAULT_METADATA, ...input })
+      const secret = usesSecret(metadata.token_endpoint_auth_method) ? newClientSecret() : undefined
+      const now = this.clock.now()
+      const client = await this.store.insert(tx, accountId, newId('cli', now), metadata, secret === undefined ? null : hashClientSecret(secret))
+      const view = toView(client)
+      await recordEvent(tx, accountId, 'oauth.client.created', view, now)
+      return withSecret(view, secret)
+    })
+  }
+
+  async get(accountId: string, clientId: string): Promise<ClientView> {
+    return toView(await this.#existing(this.db, accountId, clientId))
+  }
+
+  async list(accountId: string, limit: number, cursor: string | undefined): Promise<Page<ClientView>> {
+    const clients = await this.store.list(accountId, limit + 1, decodeCursor(cursor))
+    const page = clients.slice(0, limit)
+    const last = page.at(-1)
+    return { data: page.map(toView), next_cursor: clients.length > limit && last ? encodeCursor(last.id) : null }
+  }
+
+  /**
+   * Merges `changes` into the client's metadata. A change to a secret-based authentication method issues a
+   * secret if the client had none; leaving secrets behind removes the old one.
+   */
+  async update(accountId: string, clientId: string, changes: Partial<ClientMetadata>): Promise<ClientWithSecret> {
+    return transaction(this.db, async (tx) => {
+      const client = await this.#existing(tx.db, accountId, clientId)
+      const metadata = await this.#validated(tx, accountId, { ...client.metadata, ...changes })
+      if (await this.#isAdminClient(tx, accountId, clientId) && changesAccess(client.metadata, metadata)) {
+        throw new ProblemError('conflict', "The scopes, grant types and authentication method of the account's original management client are fixed")
+      }
+      let secret: string | undefined
+      let secretHash = client.secretHash
+      if (!usesSecret(metadata.token_endpoint_auth_method)) secretHash = null
+      else if (secretHash === null) {
+        secret = newClientSecret()
+        secretHash = hashClientSecret(secret)
+      }
+      const view = toView(await this.store.update(tx, client, metadata, secretHash))
+      await recordEvent(tx, accountId, 'oauth.client.updated', view, this.clock.now())
+      return withSecret(view, secret)
+    })
+  }
+
+  /** A new secret at once; the old one stops working at the same moment, and so do tokens issued under it. */
+  async rotateSecret(accountId: string, clientId: string): Promise<ClientWithSecret> {
+    return transaction(this.db, async (tx) => {
+      const client = await this.#existing(tx.db, accountId, clientId)
+      if (!usesSecret(client.tokenEndpointAuthMethod)) {
+        throw new ProblemError('conflict', `This client authenticates with ${client.tokenEndpointAuthMethod}, not a secret`)
+      }
+      const secret = newClientSecret()
+      await this.store.replaceSecret(tx, accountId, clientId, hashClientSecret(secret))
+      const view = toView(await this.#existing(tx.db, accountId, clientId))
+      await recordEvent(tx, accountId, 'oauth.client.secret_rotated', { client_id: clientId }, this.clock.now())
+      return withSecret(view, secret)
+    })
+  }
+
+  async delete(accountId: string, clientId: string): Promise<void> {
+    await transaction(this.db, async (tx) => {
+      const client = await this.#existing(tx.db, accountId, clientId)
+      if (await this.#isAdminClient(tx, accountId, clientId)) {
+        throw new ProblemError('conflict', "The account's original management client can't be deleted; reset its secret instead")
+      }
+      await this.store.delete(tx, accountId, clientId)
+      await recordEvent(tx, accountId, 'oauth.client.deleted', { client_id: client.id, client_name: client.metadata.client_name }, this.clock.now())
+    })
+  }
+
+  async #existing(db: Kysely<DB>, accountId: string, clientId: string): Promise<RegisteredClient> {
+    const client = await this.store.read(db, accountId, clientId)
+    if (!client) throw notFound(`Client ${clientId}`)
+    return client
+  }
+
+  async #validated(tx: Tx, accountId: string, metadata: ClientMetadata): Promise<ClientMetadata> {
+    const known = new Set<string>([...(await listScopeNames(tx.db, accountId)), ...MANAGEMENT_SCOPES])
+    const problems = metadataProblems(metadata, known)
+    if (problems.length > 0) {
+      throw new ProblemError('validation_failed', problems.map((p) => `${p.pointer.slice('/body/'.length)} ${p.message}`).join('; '), problems)
+    }
+    return metadata
+  }
+
+  /** The account's original management client is the way back in: it can't be deleted or lose its access. */
+  async #isAdminClient(tx: Tx, accountId: string, clientId: string): Promise<boolean> {
+    const row = await tx.db.selectFrom('accounts').select('admin_client_id').where('id', '=', accountId).executeTakeFirst()
+    return row?.admin_client_id === clientId
+  }
+}
+
+export function toView(client: RegisteredClient): ClientView {
+  return {
+    client_id: client.id,
+    ...client.metadata,
+    client_id_issued_at: Math.floor(client.createdAt / 1000),
+    management: client.kind === 'management',
+    created_at: toRfc3339(client.createdAt),
+    updated_at: toRfc3339(client.updatedAt),
+  }
+}
+
+function changesAccess(before: ClientMetadata, after: ClientMetadata): boolean {
+  return (
+    before.scope !== after.scope ||
+    before.token_endpoint_auth_method !== after.token_endpoint_auth_method ||
+    JSON.stringify(before.grant_types) !== JSON.stringify(after.grant_types)
+  )
+}
+
+function withSecret(view: ClientView, secret: string | undefined): ClientWithSecret {
+  return secret === undefined ? view : { ...view, client_secret: secret, client_secret_expires_at: 0 }
+}

@@ -1,0 +1,74 @@
+import { Type } from 'typebox'
+import { PageQuery, ProblemSchema } from '../../platform/http/schemas.js'
+import type { App } from '../../platform/http/types.js'
+import { ClientMetadataFields } from './client-metadata.js'
+import type { Clients } from './clients.js'
+
+const ClientSchema = Type.Object({
+  client_id: Type.String(),
+  ...ClientMetadataFields,
+  client_id_issued_at: Type.Integer(),
+  management: Type.Boolean({ description: 'Allowed reserved herald: scopes; such clients use client_credentials only' }),
+  created_at: Type.String({ format: 'date-time' }),
+  updated_at: Type.String({ format: 'date-time' }),
+  client_secret: Type.Optional(Type.String({ description: 'Shown only when it is made: at registration and rotation' })),
+  client_secret_expires_at: Type.Optional(Type.Literal(0)),
+})
+
+const MetadataInput = Type.Partial(Type.Object(ClientMetadataFields), { additionalProperties: false })
+const ClientParams = Type.Object({ accountId: Type.String(), clientId: Type.String({ maxLength: 64 }) })
+const errors = { '4xx': ProblemSchema }
+/** Client metadata is small; a JWK set of a few RSA keys fits well inside. */
+const BODY_LIMIT = 64 * 1024
+
+export function clientRoutes(app: App, clients: Clients): void {
+  app.post(
+    '/oauth/clients',
+    {
+      config: { scope: 'herald:clients:write' },
+      bodyLimit: BODY_LIMIT,
+      schema: { summary: 'Registers a client (RFC 7591 metadata)', tags: ['clients'], body: MetadataInput, response: { 201: ClientSchema, ...errors } },
+    },
+    async (request, reply) => reply.status(201).send(await clients.create(request.account.id, request.body)),
+  )
+
+  app.get(
+    '/oauth/clients',
+    {
+      config: { scope: 'herald:clients:read' },
+      schema: { summary: "Lists the account's clients, oldest first", tags: ['clients'], querystring: PageQuery, response: { 200: Type.Object({ data: Type.Array(ClientSchema), next_cursor: Type.Union([Type.String(), Type.Null()]) }), ...errors } },
+    },
+    async (request) => clients.list(request.account.id, request.query.limit, request.query.cursor),
+  )
+
+  app.get(
+    '/oauth/clients/:clientId',
+    { config: { scope: 'herald:clients:read' }, schema: { summary: 'Reads a client', tags: ['clients'], params: ClientParams, response: { 200: ClientSchema, ...errors } } },
+    async (request) => clients.get(request.account.id, request.params.clientId),
+  )
+
+  app.patch(
+    '/oauth/clients/:clientId',
+    {
+      config: { scope: 'herald:clients:write' },
+      bodyLimit: BODY_LIMIT,
+      schema: { summary: "Changes a client's metadata; the result is validated as a whole", tags: ['clients'], params: ClientParams, body: MetadataInput, response: { 200: ClientSchema, ...errors } },
+    },
+    async (request) => clients.update(request.account.id, request.params.clientId, request.body),
+  )
+
+  app.delete(
+    '/oauth/clients/:clientId',
+    { config: { scope: 'herald:clients:write' }, schema: { summary: 'Deletes a client; its tokens stop being issued and introspect inactive', tags: ['clients'], params: ClientParams, response: { 204: Type.Null(), ...errors } } },
+    async (request, reply) => {
+      await clients.delete(request.account.id, request.params.clientId)
+      return reply.status(204).send(null)
+    },
+  )
+
+  app.post(
+    '/oauth/clients/:clientId/secret',
+    { config: { scope: 'herald:clients:write' }, schema: { summary: "Replaces the client's secret at once; the new one is shown only here", tags: ['clients'], params: ClientParams, response: { 200: ClientSchema, ...errors } } },
+    async (request) => clients.rotateSecret(request.account.id, request.params.clientId),
+  )
+}

@@ -1,0 +1,52 @@
+import { Type } from 'typebox'
+import type { Kysely } from 'kysely'
+import { notFound } from '../http/problems.js'
+import { ProblemSchema } from '../http/schemas.js'
+import type { App } from '../http/types.js'
+import type { DB } from '../storage/schema.js'
+import { transaction } from '../storage/transaction.js'
+import { LIFETIME_BOUNDS, fromView, type SettingsStore, toView } from './settings.js'
+
+const lifetime = (name: keyof typeof LIFETIME_BOUNDS, description: string) =>
+  Type.Integer({ ...LIFETIME_BOUNDS[name], description: `${description}, in seconds` })
+
+const SettingsFields = {
+  access_token_ttl: lifetime('access_token_ttl', 'Access token lifetime'),
+  refresh_token_idle_ttl: lifetime('refresh_token_idle_ttl', 'How long an unused refresh token stays valid'),
+  refresh_token_absolute_ttl: lifetime('refresh_token_absolute_ttl', 'How long a grant can be refreshed at all'),
+  id_token_ttl: lifetime('id_token_ttl', 'ID token lifetime'),
+  authorization_code_ttl: lifetime('authorization_code_ttl', 'Authorization code lifetime'),
+  default_audience: Type.Union([Type.String({ minLength: 1, maxLength: 2048 }), Type.Null()], {
+    description: '`aud` of access tokens when neither the request nor the client names one; null means the issuer',
+  }),
+  access_token_signing_alg: Type.Enum(['ES256', 'RS256']),
+}
+
+export const SettingsSchema = Type.Object(SettingsFields)
+const SettingsPatch = Type.Partial(Type.Object(SettingsFields), { additionalProperties: false, minProperties: 1 })
+
+export function settingsRoutes(app: App, deps: { db: Kysely<DB>; settings: SettingsStore }): void {
+  const errors = { '4xx': ProblemSchema }
+  app.get(
+    '/settings',
+    { config: { scope: 'herald:settings:write' }, schema: { summary: "The account's token settings", tags: ['settings'], response: { 200: SettingsSchema, ...errors } } },
+    async (request) => {
+      const settings = await deps.settings.read(deps.db, request.account.id)
+      if (!settings) throw notFound('The account settings')
+      return toView(settings)
+    },
+  )
+
+  app.patch(
+    '/settings',
+    {
+      config: { scope: 'herald:settings:write' },
+      bodyLimit: 4096,
+      schema: { summary: "Changes the account's token settings; new tokens follow them at once", tags: ['settings'], body: SettingsPatch, response: { 200: SettingsSchema, ...errors } },
+    },
+    async (request) => {
+      const updated = await transaction(deps.db, (tx) => deps.settings.update(tx, request.account.id, fromView(request.body)))
+      return toView(updated)
+    },
+  )
+}

@@ -1,0 +1,375 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import SQLite from 'better-sqlite3'
+import { createRemoteJWKSet, jwtVerify } from 'jose'
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { SecretBox } from '../../src/platform/crypto/secret-box.js'
+import { looksLikeId } from '../../src/platform/ids.js'
+import { JWKS_MAX_AGE_SECONDS } from '../../src/platform/keys/policy.js'
+import { createTestDatabase, type DialectName, type TestDatabase } from '../support/dialects.js'
+import { basicAuth, call } from '../support/http.js'
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url))
+const MAIN = path.join(ROOT, 'dist', 'main.js')
+const PUBLIC_URL = 'https://herald.example.test'
+
+interface Run {
+  code: number | null
+  stdout: string
+  stderr: string
+}
+
+/** Runs the built CLI with exactly `env` (no inherited variables but PATH), in `cwd`. */
+function herald(args: string[], env: Record<string, string>, cwd: string): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [MAIN, ...args], { cwd, env: { PATH: process.env.PATH ?? '', ...env }, timeout: 30_000 }, (error, stdout, stderr) => {
+      const code = error ? (typeof error.code === 'number' ? error.code : null) : 0
+      resolve({ code, stdout, stderr })
+    })
+  })
+}
+
+function tempDir(): string {
+  return mkdtempSync(path.join(tmpdir(), 'herald-cli-'))
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.on('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))))
+    })
+  })
+}
+
+const USAGE = /Usage: herald <command>/
+
+interface CreatedJson {
+  account: { id: string; name: string; issuer: string; status: string }
+  admin_client: { client_id: string; client_secret: string }
+}
+
+beforeAll(async () => {
+  // Always rebuild: a stale dist/ would test yesterday's code.
+  await new Promise<void>((resolve, reject) => {
+    execFile('npm', ['run', 'build'], { cwd: ROOT, env: process.env }, (error, stdout, stderr) =>
+      error ? reject(new Error(`npm run build failed:\n${stdout}\n${stderr}`)) : resolve(),
+    )
+  })
+  expect(existsSync(MAIN)).toBe(true)
+}, 180_000)
+
+const dialects: DialectName[] = inject('dialects').includes('postgres') ? ['sqlite', 'postgres'] : ['sqlite']
+
+describe.each(dialects)('herald CLI on %s', (dialect) => {
+  const cwd = tempDir()
+  const secretKey = randomBytes(32).toString('base64')
+  let database: TestDatabase | undefined
+  let env: Record<string, string>
+
+  beforeAll(async () => {
+    let url: string
+    if (dialect === 'sqlite') {
+      url = `sqlite:${path.join(cwd, 'db', 'herald.db')}`
+    } else {
+      database = await createTestDatabase('postgres')
+      if (database.config.dialect !== 'postgres') throw new Error('expected a PostgreSQL database')
+      url = database.config.connectionString
+    }
+    // A trailing slash on PUBLIC_URL must not reach the issuer.
+    env = { DATABASE_URL: url, HERALD_SECRET_KEY: secretKey, PUBLIC_URL: `${PUBLIC_URL}/` }
+  })
+
+  afterAll(async () => {
+    await database?.drop()
+    rmSync(cwd, { recursive: true, force: true })
+  })
+
+  let created: CreatedJson
+
+  it('migrate applies the migrations, then reports the database up to date', async () => {
+    const first = await herald(['migrate'], env, cwd)
+    expect(first, first.stderr).toMatchObject({ code: 0 })
+    expect(first.stdout).toMatch(/^Applied 0001-platform/)
+    const second = await herald(['migrate'], env, cwd)
+    expect(second).toMatchObject({ code: 0 })
+    expect(second.stdout.trim()).toBe('The database is up to date')
+  })
+
+  it('accounts create --json prints the account and its management credentials as JSON', async () => {
+    const run = await herald(['accounts', 'create', '--name', 'acme', '--json'], env, cwd)
+    expect(run.code, run.stderr).toBe(0)
+    created = JSON.parse(run.stdout) as CreatedJson
+    expect(Object.keys(created).sort()).toEqual(['account', 'admin_client'])
+    expect(created.account).toMatchObject({ name: 'acme', issuer: `${PUBLIC_URL}/accounts/${created.account.id}` })
+    expect(looksLikeId('acct', created.account.id)).toBe(true)
+    expect(Object.keys(created.admin_client).sort()).toEqual(['client_id', 'client_secret'])
+    expect(looksLikeId('cli', created.admin_client.client_id)).toBe(true)
+    expect(created.admin_client.client_secret.length).toBeGreaterThanOrEqual(32)
+  })
+
+  it('accounts create without --json prints the credentials for people, secret included once', async () => {
+    const run = await herald(['accounts', 'create', '--name', 'people'], env, cwd)
+    expect(run.code, run.stderr).toBe(0)
+    expect(run.stdout).toMatch(/^Created account acct_\w+ \(people\)/)
+    expect(run.stdout).toMatch(/client_secret: \S{32,}/)
+  })
+
+  it('accounts list --json lists the account', async () => {
+    const run = await herald(['accounts', 'list', '--json'], env, cwd)
+    expect(run.code, run.stderr).toBe(0)
+    const { data } = JSON.parse(run.stdout) as { data: Array<{ id: string; name: string; status: string; issuer: string }> }
+    expect(data.find((account) => account.id === created.account.id)).toMatchObject({ name: 'acme', status: 'active', issuer: created.account.issuer })
+    expect(data.map((account) => account.name).sort()).toEqual(['acme', 'people'])
+  })
+
+  it('accounts disable, then enable, change the account status', async () => {
+    const statusOf = async () => {
+      const run = await herald(['accounts', 'list', '--json'], env, cwd)
+      return (JSON.parse(run.stdout) as { data: Array<{ id: string; status: string }> }).data.find((account) => account.id === created.account.id)?.status
+    }
+    const disabled = await herald(['accounts', 'disable', '--account', created.account.id], env, cwd)
+    expect(disabled.code, disabled.stderr).toBe(0)
+    expect(disabled.stdout).toContain(created.account.id)
+    expect(await statusOf()).toBe('disabled')
+
+    const enabled = await herald(['accounts', 'enable', '--account', created.account.id], env, cwd)
+    expect(enabled.code, enabled.stderr).toBe(0)
+    expect(await statusOf()).toBe('active')
+  })
+
+  it('accounts disable of an unknown account fails, naming it', async () => {
+    const run = await herald(['accounts', 'disable', '--account', 'acct_00000000000000000000000000'], env, cwd)
+    expect(run.code).not.toBe(0)
+    expect(run.stderr).toContain('acct_00000000000000000000000000')
+  })
+
+  it('accounts reset-admin --json issues a different secret for the same management client', async () => {
+    const run = await herald(['accounts', 'reset-admin', '--account', created.account.id, '--json'], env, cwd)
+    expect(run.code, run.stderr).toBe(0)
+    const { admin_client } = JSON.parse(run.stdout) as Pick<CreatedJson, 'admin_client'>
+    expect(admin_client.client_id).toBe(created.admin_client.client_id)
+    expect(admin_client.client_secret).not.toBe(created.admin_client.client_secret)
+    expect(admin_client.client_secret.length).toBeGreaterThanOrEqual(32)
+    created = { ...created, admin_client }
+  })
+
+  it('keys rotate prints the new keys, one per algorithm, signing after the JWKS max-age', async () => {
+    const before = Date.now()
+    const run = await herald(['keys', 'rotate', '--account', created.account.id], env, cwd)
+    const after = Date.now()
+    expect(run.code, run.stderr).toBe(0)
+    const lines = run.stdout.trim().split('\n')
+    expect(lines).toHaveLength(2)
+    const algs = lines.map((line) => /^New (ES256|RS256) key (key_\w+): published now, signs from (\S+)$/.exec(line))
+    expect(algs.map((match) => match?.[1]).sort()).toEqual(['ES256', 'RS256'])
+    for (const match of algs) {
+      const signsFrom = Date.parse(match?.[3] ?? '')
+      expect(signsFrom).toBeGreaterThanOrEqual(before + JWKS_MAX_AGE_SECONDS * 1000)
+      expect(signsFrom).toBeLessThanOrEqual(after + JWKS_MAX_AGE_SECONDS * 1000)
+    }
+
+    const json = await herald(['keys', 'rotate', '--account', created.account.id, '--json'], env, cwd)
+    expect(json.code, json.stderr).toBe(0)
+    const { data } = JSON.parse(json.stdout) as { data: Array<{ kid: string; alg: string; status: string }> }
+    expect(data.map((key) => `${key.alg}:${key.status}`).sort()).toEqual(['ES256:upcoming', 'RS256:upcoming'])
+  })
+
+  it('keys rotate of an unknown account fails', async () => {
+    const run = await herald(['keys', 'rotate', '--account', 'acct_00000000000000000000000000'], env, cwd)
+    expect(run.code).not.toBe(0)
+    expect(run.stderr).toContain('acct_00000000000000000000000000')
+  })
+
+  it('an unknown command exits 2 with the usage on stderr', async () => {
+    for (const args of [['frobnicate'], ['accounts', 'frobnicate'], ['accounts']]) {
+      const run = await herald(args, env, cwd)
+      expect(run.code, args.join(' ')).toBe(2)
+      expect(run.stderr).toMatch(/unknown command/)
+      expect(run.stderr).toMatch(USAGE)
+      expect(run.stdout).toBe('')
+    }
+  })
+
+  it('a missing required flag exits 2 naming it, with the usage on stderr', async () => {
+    for (const [args, flag] of [
+      [['accounts', 'create'], '--name'],
+      [['accounts', 'create', '--name', '  '], '--name'],
+      [['accounts', 'disable'], '--account'],
+      [['keys', 'rotate'], '--account'],
+    ] as const) {
+      const run = await herald([...args], env, cwd)
+      expect(run.code, args.join(' ')).toBe(2)
+      expect(run.stderr).toContain(`${flag} is required`)
+      expect(run.stderr).toMatch(USAGE)
+    }
+    // Nothing was created by the refused command.
+    const list = await herald(['accounts', 'list', '--json'], env, cwd)
+    expect((JSON.parse(list.stdout) as { data: unknown[] }).data).toHaveLength(2)
+  })
+
+  it('--help prints the usage and exits 0', async () => {
+    const run = await herald(['--help'], env, cwd)
+    expect(run.code).toBe(0)
+    expect(run.stdout).toMatch(USAGE)
+  })
+})
+
+describe('herald CLI configuration', () => {
+  const cwd = tempDir()
+  afterAll(() => rmSync(cwd, { recursive: true, force: true }))
+
+  it('exits 2 listing every bad value, one per line', async () => {
+    for (const args of [['accounts', 'list'], ['migrate'], ['serve']]) {
+      const run = await herald(args, { PORT: 'abc', LOG_LEVEL: 'loud', DATABASE_URL: 'mysql://x' }, cwd)
+      expect(run.code, args.join(' ')).toBe(2)
+      const lines = run.stderr.trim().split('\n')
+      const portLine = lines.findIndex((line) => /PORT/.test(line) && line.includes('abc'))
+      const levelLine = lines.findIndex((line) => /LOG_LEVEL/.test(line) && line.includes('loud'))
+      const urlLine = lines.findIndex((line) => /DATABASE_URL/.test(line) && line.includes('mysql'))
+      expect([portLine, levelLine, urlLine].every((index) => index >= 0)).toBe(true)
+      expect(new Set([portLine, levelLine, urlLine]).size).toBe(3)
+      expect(run.stdout).toBe('')
+    }
+    // Nothing was written: the bad configuration was refused before any database was opened.
+    expect(existsSync(path.join(cwd, 'data'))).toBe(false)
+  })
+
+  it('exits 2 naming HERALD_SECRET_KEY when PostgreSQL is configured without it', async () => {
+    const run = await herald(['accounts', 'list'], { DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/herald_cli_absent' }, cwd)
+    expect(run.code).toBe(2)
+    expect(run.stderr).toContain('HERALD_SECRET_KEY')
+    expect(run.stdout).toBe('')
+  })
+
+  describe('on SQLite without HERALD_SECRET_KEY', () => {
+    const dir = tempDir()
+    const dbFile = path.join(dir, 'nested', 'herald.db')
+    const keyFile = path.join(dir, 'nested', 'secret.key')
+    const env = { DATABASE_URL: `sqlite:${dbFile}` }
+    let first: Run
+    afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+    beforeAll(async () => {
+      first = await herald(['accounts', 'create', '--name', 'dev', '--json'], env, dir)
+    })
+
+    it('generates secret.key next to the database file, readable by its owner only, with a warning', async () => {
+      expect(first.code, first.stderr).toBe(0)
+      expect(existsSync(keyFile)).toBe(true)
+      expect(statSync(keyFile).mode & 0o777).toBe(0o600)
+      expect(Buffer.from(readFileSync(keyFile, 'utf8').trim(), 'base64')).toHaveLength(32)
+      expect(existsSync(path.join(dir, 'data'))).toBe(false)
+      expect(`${first.stdout}\n${first.stderr}`).toMatch(/HERALD_SECRET_KEY is not set/)
+    })
+
+    it('seals the account keys with the generated key, and reuses it on the next run without a new warning', async () => {
+      const keyText = readFileSync(keyFile, 'utf8').trim()
+      const second = await herald(['accounts', 'list', '--json'], env, dir)
+      expect(second.code, second.stderr).toBe(0)
+      expect(readFileSync(keyFile, 'utf8').trim()).toBe(keyText)
+      expect(`${second.stdout}\n${second.stderr}`).not.toMatch(/HERALD_SECRET_KEY/)
+
+      const box = SecretBox.fromSecretKeyText(keyText)
+      const connection = new SQLite(dbFile, { readonly: true })
+      try {
+        const rows = connection.prepare('select id, account_id, private_key from signing_keys').all() as Array<{ id: string; account_id: string; private_key: string }>
+        expect(rows).toHaveLength(2)
+        for (const row of rows) expect(box.open(row.private_key, `signing_keys:${row.account_id}:${row.id}`)).toContain('-----BEGIN PRIVATE KEY-----')
+      } finally {
+        connection.close()
+      }
+    })
+
+    it('keeps --json output parseable: the warning goes to stderr, not stdout', () => {
+      const parsed = JSON.parse(first.stdout) as CreatedJson
+      expect(parsed.account.name).toBe('dev')
+      expect(first.stderr).toMatch(/HERALD_SECRET_KEY is not set/)
+    })
+  })
+})
+
+describe('herald serve', () => {
+  const dir = tempDir()
+  let child: ChildProcess | undefined
+  let exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }> | undefined
+  let output = ''
+  let env: Record<string, string>
+  let origin: string
+
+  afterAll(async () => {
+    if (child && child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGKILL')
+      await exited
+    }
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  async function token(account: CreatedJson) {
+    return call<{ access_token: string; token_type: string }>(`${origin}/accounts/${account.account.id}/oauth/tokens`, 'POST', {
+      headers: { authorization: basicAuth(account.admin_client.client_id, account.admin_client.client_secret) },
+      form: { grant_type: 'client_credentials' },
+    })
+  }
+
+  it('serves on SQLite, issues tokens to accounts the CLI creates, and exits 0 on SIGTERM', async () => {
+    const port = await freePort()
+    origin = `http://127.0.0.1:${port}`
+    env = {
+      DATABASE_URL: `sqlite:${path.join(dir, 'herald.db')}`,
+      HERALD_SECRET_KEY: randomBytes(32).toString('base64'),
+      PUBLIC_URL: origin,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+    }
+    const before = await herald(['accounts', 'create', '--name', 'before', '--json'], env, dir)
+    expect(before.code, before.stderr).toBe(0)
+    const early = JSON.parse(before.stdout) as CreatedJson
+
+    const proc = spawn(process.execPath, [MAIN, 'serve'], { cwd: dir, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+    child = proc
+    proc.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()))
+    proc.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()))
+    exited = new Promise((resolve) => proc.once('exit', (code, signal) => resolve({ code, signal })))
+
+    const deadline = Date.now() + 20_000
+    let healthy = false
+    while (!healthy && Date.now() < deadline && proc.exitCode === null) {
+      healthy = await fetch(`${origin}/healthz`).then((response) => response.ok, () => false)
+      if (!healthy) await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    expect(healthy, output).toBe(true)
+    expect((await call(`${origin}/readyz`, 'GET')).status).toBe(200)
+
+    // An account created by the CLI before the server started.
+    const first = await token(early)
+    expect(first.status, first.text).toBe(200)
+    const jwks = createRemoteJWKSet(new URL(`${early.account.issuer}/.well-known/jwks.json`))
+    const { payload } = await jwtVerify(first.body.access_token, jwks, { issuer: early.account.issuer, audience: early.account.issuer, typ: 'at+jwt' })
+    expect(payload.client_id).toBe(early.admin_client.client_id)
+
+    // And one created by the CLI on the same file while the server runs.
+    const during = await herald(['accounts', 'create', '--name', 'during', '--json'], env, dir)
+    expect(during.code, during.stderr).toBe(0)
+    const late = JSON.parse(during.stdout) as CreatedJson
+    const second = await token(late)
+    expect(second.status, second.text).toBe(200)
+    await jwtVerify(second.body.access_token, createRemoteJWKSet(new URL(`${late.account.issuer}/.well-known/jwks.json`)), {
+      issuer: late.account.issuer,
+      audience: late.account.issuer,
+    })
+
+    const stopAt = Date.now()
+    proc.kill('SIGTERM')
+    const result = await Promise.race([exited, new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), 10_000))])
+    expect(result, output).toEqual({ code: 0, signal: null })
+    expect(Date.now() - stopAt).toBeLessThan(10_000)
+  }, 60_000)
+})
