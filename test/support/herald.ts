@@ -38,6 +38,8 @@ export interface TestHerald {
 
 export interface StartOptions {
   env?: Record<string, string>
+  /** Share another Herald's database (a second instance, as a second process would); it is not dropped on close. */
+  shareWith?: TestHerald
 }
 
 /** Runs `suite` once per dialect under test, each in a `describe` named after the dialect. */
@@ -47,10 +49,11 @@ export function forEachDialect(suite: (dialect: DialectName) => void): void {
 
 /** Starts Herald on a fresh database, listening on 127.0.0.1 on a free port, with an injected clock. */
 export async function startHerald(dialect: DialectName, options: StartOptions = {}): Promise<TestHerald> {
-  const database = await createTestDatabase(dialect)
+  const shared = options.shareWith
+  const database = shared?.database ?? (await createTestDatabase(dialect))
   const port = await freePort()
   const origin = `http://127.0.0.1:${port}`
-  const secretKey = randomBytes(32).toString('base64')
+  const secretKey = shared?.secretKey ?? randomBytes(32).toString('base64')
   const config = {
     ...loadConfig({
       PORT: String(port),
@@ -70,7 +73,7 @@ export async function startHerald(dialect: DialectName, options: StartOptions = 
       done()
     },
   })
-  const clock = new TestClock()
+  const clock = new TestClock(shared?.clock.now())
   const herald = await openHerald({ config, log: createLogger(config.logLevel, sink), clock })
   const app = await buildServer(herald)
   await app.listen({ port, host: '127.0.0.1' })
@@ -86,7 +89,7 @@ export async function startHerald(dialect: DialectName, options: StartOptions = 
     async close() {
       await app.close()
       await herald.close()
-      await database.drop()
+      if (!shared) await database.drop()
     },
   }
 }

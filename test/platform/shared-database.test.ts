@@ -1,0 +1,81 @@
+import { describe, expect, it } from 'vitest'
+import { migrateToLatest } from '../../src/platform/storage/migrate.js'
+import { openDatabase } from '../../src/platform/storage/database.js'
+import { createTestDatabase } from '../support/dialects.js'
+import { forEachDialect, startHerald } from '../support/herald.js'
+import { basicAuth, call, createAccount, managementToken } from '../support/http.js'
+
+forEachDialect((dialect) => {
+  describe('several instances on one database', () => {
+    it.runIf(dialect === 'postgres')('migrates once when several processes start at once', async () => {
+      const database = await createTestDatabase(dialect)
+      const instances = Array.from({ length: 4 }, () => openDatabase(database.config))
+      try {
+        const outcomes = await Promise.all(instances.map((instance) => migrateToLatest(instance.db)))
+        const applied = outcomes.flatMap((outcome) => outcome.applied)
+        expect(applied).toEqual(['0001-platform'])
+      } finally {
+        await Promise.all(instances.map((instance) => instance.close()))
+        await database.drop()
+      }
+    })
+
+    it.runIf(dialect === 'postgres')("sees another instance's client changes at once through NOTIFY", async () => {
+      const first = await startHerald(dialect)
+      const second = await startHerald(dialect, { shareWith: first })
+      try {
+        const account = await createAccount(first)
+        const token = await managementToken(account)
+        const created = await call<{ client_id: string; client_secret: string }>(`${account.base}/oauth/clients`, 'POST', {
+          token,
+          json: { grant_types: ['client_credentials'] },
+        })
+        const secondBase = `${second.origin}/accounts/${account.id}`
+        const tokenAt = (base: string, secret: string) =>
+          call(`${base}/oauth/tokens`, 'POST', {
+            headers: { authorization: basicAuth(created.body.client_id, secret) },
+            form: { grant_type: 'client_credentials' },
+          })
+        // Both instances have the client cached.
+        expect((await tokenAt(secondBase, created.body.client_secret)).status).toBe(200)
+        expect((await tokenAt(account.base, created.body.client_secret)).status).toBe(200)
+
+        const rotated = await call<{ client_secret: string }>(`${account.base}/oauth/clients/${created.body.client_id}/secret`, 'POST', { token })
+        // Neither instance's clock moves: only the notification can have told the second one.
+        await expect.poll(async () => (await tokenAt(secondBase, created.body.client_secret)).status, { timeout: 2000 }).toBe(401)
+        expect((await tokenAt(secondBase, rotated.body.client_secret)).status).toBe(200)
+
+        await call(`${account.base}/oauth/clients/${created.body.client_id}`, 'DELETE', { token })
+        await expect.poll(async () => (await tokenAt(secondBase, rotated.body.client_secret)).status, { timeout: 2000 }).toBe(401)
+      } finally {
+        await second.close()
+        await first.close()
+      }
+    })
+
+    it('drops a cached client after the time-to-live even when no notification can arrive', async () => {
+      const h = await startHerald(dialect)
+      try {
+        const account = await createAccount(h)
+        const token = await managementToken(account)
+        const created = await call<{ client_id: string; client_secret: string }>(`${account.base}/oauth/clients`, 'POST', {
+          token,
+          json: { grant_types: ['client_credentials'] },
+        })
+        const request = () =>
+          call(`${account.base}/oauth/tokens`, 'POST', {
+            headers: { authorization: basicAuth(created.body.client_id, created.body.client_secret) },
+            form: { grant_type: 'client_credentials' },
+          })
+        expect((await request()).status).toBe(200)
+        // A write that bypasses this process, as an operator CLI on the same SQLite file would make.
+        await h.herald.database.db.deleteFrom('clients').where('id', '=', created.body.client_id).execute()
+        expect((await request()).status).toBe(200)
+        h.clock.advance(5000)
+        expect((await request()).status).toBe(401)
+      } finally {
+        await h.close()
+      }
+    })
+  })
+})
