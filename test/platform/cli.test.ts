@@ -69,12 +69,14 @@ beforeAll(async () => {
 const dialects: DialectName[] = inject('dialects').includes('postgres') ? ['sqlite', 'postgres'] : ['sqlite']
 
 describe.each(dialects)('herald CLI on %s', (dialect) => {
-  const cwd = tempDir()
+  // Made in hooks, not while collecting, so a filtered or skipped run leaves no directory behind.
+  let cwd = ''
   const secretKey = randomBytes(32).toString('base64')
   let database: TestDatabase | undefined
   let env: Record<string, string>
 
   beforeAll(async () => {
+    cwd = tempDir()
     let url: string
     if (dialect === 'sqlite') {
       url = `sqlite:${path.join(cwd, 'db', 'herald.db')}`
@@ -89,7 +91,7 @@ describe.each(dialects)('herald CLI on %s', (dialect) => {
 
   afterAll(async () => {
     await database?.drop()
-    rmSync(cwd, { recursive: true, force: true })
+    if (cwd) rmSync(cwd, { recursive: true, force: true })
   })
 
   let created: CreatedJson
@@ -223,8 +225,13 @@ describe.each(dialects)('herald CLI on %s', (dialect) => {
 })
 
 describe('herald CLI configuration', () => {
-  const cwd = tempDir()
-  afterAll(() => rmSync(cwd, { recursive: true, force: true }))
+  let cwd = ''
+  beforeAll(() => {
+    cwd = tempDir()
+  })
+  afterAll(() => {
+    if (cwd) rmSync(cwd, { recursive: true, force: true })
+  })
 
   it('exits 2 listing every bad value, one per line', async () => {
     for (const args of [['accounts', 'list'], ['migrate'], ['serve']]) {
@@ -250,14 +257,20 @@ describe('herald CLI configuration', () => {
   })
 
   describe('on SQLite without HERALD_SECRET_KEY', () => {
-    const dir = tempDir()
-    const dbFile = path.join(dir, 'nested', 'herald.db')
-    const keyFile = path.join(dir, 'nested', 'secret.key')
-    const env = { DATABASE_URL: `sqlite:${dbFile}` }
+    let dir = ''
+    let dbFile = ''
+    let keyFile = ''
+    let env: Record<string, string> = {}
     let first: Run
-    afterAll(() => rmSync(dir, { recursive: true, force: true }))
+    afterAll(() => {
+      if (dir) rmSync(dir, { recursive: true, force: true })
+    })
 
     beforeAll(async () => {
+      dir = tempDir()
+      dbFile = path.join(dir, 'nested', 'herald.db')
+      keyFile = path.join(dir, 'nested', 'secret.key')
+      env = { DATABASE_URL: `sqlite:${dbFile}` }
       first = await herald(['accounts', 'create', '--name', 'dev', '--json'], env, dir)
     })
 
@@ -297,19 +310,23 @@ describe('herald CLI configuration', () => {
 })
 
 describe('herald serve', () => {
-  const dir = tempDir()
+  let dir = ''
   let child: ChildProcess | undefined
   let exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }> | undefined
   let output = ''
   let env: Record<string, string>
   let origin: string
 
+  beforeAll(() => {
+    dir = tempDir()
+  })
+
   afterAll(async () => {
     if (child && child.exitCode === null && child.signalCode === null) {
       child.kill('SIGKILL')
       await exited
     }
-    rmSync(dir, { recursive: true, force: true })
+    if (dir) rmSync(dir, { recursive: true, force: true })
   })
 
   async function token(account: CreatedJson) {

@@ -271,6 +271,37 @@ forEachDialect((dialect) => {
       await verify(h.current, account, later.body.access_token, (await jwks(account)).verifier)
     })
 
+    it('hands over to the next upcoming key, without a gap, when the middle one of two rotations is revoked', async () => {
+      const account = await createAccount(h.current)
+      const firstKid = kidOf(await managementToken(account))
+      const t0 = h.current.clock.now()
+      const middle = (await rotate(account)).find((key) => key.alg === 'ES256')!
+      h.current.clock.advance(10_000)
+      const last = (await rotate(account)).find((key) => key.alg === 'ES256')!
+      expect(Date.parse(last.signs_from)).toBe(t0 + 10_000 + MAX_AGE_MS)
+
+      const token = await managementToken(account, 'herald:keys:write')
+      expect((await call(`${account.base}/keys/${middle.kid}/revoke`, 'POST', { token })).status).toBe(200)
+
+      // Between the revoked key's planned start and the next key's start, the first key still signs.
+      h.current.clock.advance(MAX_AGE_MS - 5000)
+      const between = await call<{ access_token: string }>(`${account.base}/oauth/tokens`, 'POST', {
+        headers: { authorization: basicAuth(account.clientId, account.clientSecret) },
+        form: { grant_type: 'client_credentials' },
+      })
+      expect(between.status, between.text).toBe(200)
+      expect(kidOf(between.body.access_token)).toBe(firstKid)
+
+      h.current.clock.advance(5000)
+      const next = await managementToken(account)
+      expect(kidOf(next)).toBe(last.kid)
+      const view = await jwks(account)
+      expect(view.kids).toContain(firstKid)
+      expect(view.kids).not.toContain(middle.kid)
+      await verify(h.current, account, between.body.access_token, view.verifier)
+      await verify(h.current, account, next, view.verifier)
+    })
+
     it('answers 404 for an unknown kid and for a key of another account, and 403 without herald:keys:write', async () => {
       const account = await createAccount(h.current)
       const other = await createAccount(h.current, 'other')
