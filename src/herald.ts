@@ -1,15 +1,25 @@
 import type { FastifyBaseLogger } from 'fastify'
+import type { Agent } from 'undici'
 import { AuthorizationProvisioning } from './authorization/provisioning.js'
-import { ClientStore } from './authorization/clients/client-store.js'
+import { ClientStore, type RegisteredClient } from './authorization/clients/client-store.js'
 import { Clients } from './authorization/clients/clients.js'
+import { ClientKeySets } from './authorization/clients/client-key-sets.js'
+import { AssertionReplay } from './authorization/token/assertion-replay.js'
+import { ClientAssertions } from './authorization/token/client-assertion.js'
+import { ClientAuthentication } from './authorization/token/client-authentication.js'
+import { RevocationPruning } from './authorization/revocation/pruning.js'
+import { TokenRevocations } from './authorization/revocation/revocation-store.js'
 import { Scopes } from './authorization/scopes/scopes.js'
+import { AccessTokenVerifier } from './platform/access-tokens/access-token-verifier.js'
 import { Accounts } from './platform/accounts/accounts.js'
 import { CacheInvalidation } from './platform/cache/invalidation.js'
 import { type Clock, systemClock } from './platform/clock.js'
 import type { Config } from './platform/config.js'
 import { resolveSecretBox } from './platform/crypto/master-key.js'
+import { CorsOrigins } from './platform/http/cors.js'
 import { KeyStore } from './platform/keys/key-store.js'
 import { ManagementAuth } from './platform/management-auth/management-auth.js'
+import { createGuardedAgent } from './platform/outbound/guarded-agent.js'
 import { SettingsStore } from './platform/settings/settings.js'
 import { type Database, openDatabase } from './platform/storage/database.js'
 import { migrateToLatest } from './platform/storage/migrate.js'
@@ -38,8 +48,17 @@ export interface Herald {
   keys: KeyStore
   clients: ClientStore
   clientAdmin: Clients
+  revocations: TokenRevocations
+  revocationPruning: RevocationPruning
+  accessTokens: AccessTokenVerifier<RegisteredClient>
+  corsOrigins: CorsOrigins
   scopes: Scopes
   managementAuth: ManagementAuth
+  /** The SSRF-guarded agent for every request Herald makes to a URL an account gave it. */
+  outbound: Agent
+  /** Used client assertion ids (`private_key_jwt`), pruned on a timer. */
+  assertionReplay: AssertionReplay
+  clientAuthentication: ClientAuthentication
   close(): Promise<void>
 }
 
@@ -57,9 +76,19 @@ export async function openHerald({ config, log, clock = systemClock }: HeraldOpt
     const clients = new ClientStore(db, clock, invalidation, CACHE_TTL_MS)
     const provisioning = new AuthorizationProvisioning(clients, clock)
     const accounts = new Accounts(db, clock, invalidation, settings, keys, provisioning, config.publicUrl, CACHE_TTL_MS)
-    const managementAuth = new ManagementAuth(db, keys, clients, clock)
-    const clientAdmin = new Clients(db, clients, clock)
+    const revocations = new TokenRevocations(db)
+    const accessTokens = new AccessTokenVerifier(keys, clients, revocations, clock)
+    const managementAuth = new ManagementAuth(accessTokens)
+    const corsOrigins = new CorsOrigins(clients, clock, invalidation, CACHE_TTL_MS)
+    const clientAdmin = new Clients(db, clients, clock, { allowHttpJwksUri: config.allowHttpOutbound })
+    const outbound = createGuardedAgent({ allowedCidrs: config.webhookAllowedCidrs })
+    const keySets = new ClientKeySets(outbound, clock, log, { allowHttp: config.allowHttpOutbound })
+    const assertionReplay = new AssertionReplay(db, clock, log)
+    const clientAuthentication = new ClientAuthentication(clients, new ClientAssertions(keySets, assertionReplay, clock, log))
+    assertionReplay.start()
     const scopes = new Scopes(db, clients, clock)
+    const revocationPruning = new RevocationPruning(revocations, clock, log)
+    revocationPruning.start()
     return {
       config,
       clock,
@@ -71,9 +100,19 @@ export async function openHerald({ config, log, clock = systemClock }: HeraldOpt
       keys,
       clients,
       clientAdmin,
+      revocations,
+      revocationPruning,
+      accessTokens,
+      corsOrigins,
       scopes,
       managementAuth,
+      outbound,
+      assertionReplay,
+      clientAuthentication,
       async close() {
+        await revocationPruning.stop()
+        await assertionReplay.stop()
+        await outbound.close()
         await invalidation.close()
         await database.close()
       },

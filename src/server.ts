@@ -2,10 +2,13 @@ import swagger from '@fastify/swagger'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify from 'fastify'
 import { discoveryRoutes, metadataRoute } from './authorization/discovery/routes.js'
+import { introspectionRoutes } from './authorization/introspection/routes.js'
+import { revocationRoutes } from './authorization/revocation/routes.js'
 import { tokenRoutes } from './authorization/token/routes.js'
 import type { Herald } from './herald.js'
 import { operatorRoutes } from './platform/accounts/routes.js'
 import { accountScope } from './platform/http/account-scope.js'
+import { installCors } from './platform/http/cors.js'
 import { installErrorHandling, sendProblem } from './platform/http/error-handler.js'
 import { ProblemError } from './platform/http/problems.js'
 import { installFormParser } from './platform/http/form-body.js'
@@ -68,12 +71,18 @@ export async function buildServer(herald: Herald): Promise<App> {
   await app.register(
     async (base) => {
       await accountScope(base, herald)
+      // DESIGN: browsers may call the token and revocation endpoints from a client's registered origins, and
+      // fetch the public JWKS from anywhere; introspection (for resource servers), authorize and the
+      // management API never answer CORS.
+      installCors(base, herald.corsOrigins, { '/oauth/tokens': 'client-origins', '/oauth/revoke': 'client-origins', '/.well-known/jwks.json': 'any-origin' })
       keyRoutes(base, { db: herald.database.db, keys: herald.keys, settings: herald.settings, clock: herald.clock })
       // OAuth endpoints take form bodies only (RFC 6749 §3.2): JSON is refused there, and forms everywhere else.
       await base.register(async (oauth) => {
         oauth.removeAllContentTypeParsers()
         installFormParser(oauth)
         tokenRoutes(oauth, herald)
+        introspectionRoutes(oauth, herald)
+        revocationRoutes(oauth, herald)
       })
       discoveryRoutes(base)
       settingsRoutes(base, { db: herald.database.db, settings: herald.settings })

@@ -20,6 +20,8 @@ export interface Config {
   logLevel: LogLevel
   production: boolean
   webhookAllowedCidrs: readonly Cidr[]
+  /** `HERALD_WEBHOOK_ALLOW_HTTP`: outbound URLs (a client's `jwks_uri`) may use plain http. Tests and development only. */
+  allowHttpOutbound: boolean
 }
 
 export class ConfigError extends Error {
@@ -78,6 +80,8 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push(`HERALD_WEBHOOK_ALLOWED_CIDRS: ${(error as Error).message}`)
   }
 
+  const allowHttpOutbound = parseBoolean('HERALD_WEBHOOK_ALLOW_HTTP', env.HERALD_WEBHOOK_ALLOW_HTTP, problems)
+
   if (problems.length > 0) throw new ConfigError(problems)
   return {
     port,
@@ -89,7 +93,16 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: logLevel ?? 'info',
     production,
     webhookAllowedCidrs,
+    allowHttpOutbound,
   }
+}
+
+function parseBoolean(name: string, value: string | undefined, problems: string[]): boolean {
+  const text = nonEmpty(value)?.toLowerCase()
+  if (text === undefined || text === 'false') return false
+  if (text === 'true') return true
+  problems.push(`${name} must be true or false (got "${value}")`)
+  return false
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

@@ -54,7 +54,7 @@ describe('metadataProblems', () => {
       pointers({
         grant_types: ['client_credentials'],
         token_endpoint_auth_method: 'private_key_jwt',
-        jwks: { keys: [{ kty: 'EC', d: 'secret' }] },
+        jwks: { keys: [{ kty: 'EC', d: 'secret' } as { kty: string }] },
         jwks_uri: 'https://a.example/jwks',
         allowed_cors_origins: ['https://a.example/path'],
       }),

@@ -94,7 +94,12 @@ export function usesSecret(method: TokenEndpointAuthMethod): boolean {
  * Checks a complete set of metadata for consistency, beyond what the schema can say. Returns every problem at
  * once, each pointing at its field. `knownScopes` are the account's registered scope names.
  */
-export function metadataProblems(metadata: ClientMetadata, knownScopes: ReadonlySet<string>): FieldError[] {
+export interface MetadataPolicy {
+  /** `HERALD_WEBHOOK_ALLOW_HTTP`: a plain-http `jwks_uri` is accepted (tests and development). */
+  allowHttpJwksUri?: boolean
+}
+
+export function metadataProblems(metadata: ClientMetadata, knownScopes: ReadonlySet<string>, policy: MetadataPolicy = {}): FieldError[] {
   const problems: FieldError[] = []
   const problem = (field: string, message: string) => problems.push({ pointer: `/body/${field}`, message })
   const grants = new Set(metadata.grant_types)
@@ -126,7 +131,8 @@ export function metadataProblems(metadata: ClientMetadata, knownScopes: Readonly
   if (method === 'private_key_jwt' && metadata.jwks === null && metadata.jwks_uri === null) {
     problem('jwks', 'private_key_jwt needs jwks or jwks_uri')
   }
-  if (metadata.jwks_uri !== null && !isHttpsUrl(metadata.jwks_uri)) problem('jwks_uri', 'must be an https URL')
+  const jwksUriReason = metadata.jwks_uri === null ? undefined : jwksUriProblem(metadata.jwks_uri, policy.allowHttpJwksUri ?? false)
+  if (jwksUriReason) problem('jwks_uri', jwksUriReason)
   metadata.jwks?.keys.forEach((key, index) => {
     if ('d' in key || 'p' in key || 'k' in key) problem(`jwks/keys/${index}`, 'must be a public key (no private or symmetric members)')
   })
@@ -189,6 +195,21 @@ export function redirectUriProblem(uri: string, native: boolean): string | undef
   if (!/^[a-z][a-z0-9+.-]*\.[a-z0-9+.-]+:$/.test(url.protocol)) return 'a private-use scheme must be a reverse domain name, such as com.example.app'
   if (['javascript:', 'data:', 'file:', 'vbscript:'].includes(url.protocol)) return 'this scheme is never allowed'
   return undefined
+}
+
+/** Why a `jwks_uri` is refused, or undefined: https only, unless the operator allowed plain http for outbound requests. */
+export function jwksUriProblem(uri: string, allowHttp: boolean): string | undefined {
+  if (isHttpsUrl(uri)) return undefined
+  if (allowHttp && isHttpUrl(uri)) return undefined
+  return allowHttp ? 'must be an http or https URL without a fragment' : 'must be an https URL'
+}
+
+function isHttpUrl(value: string): boolean {
+  try {
+    return new URL(value).protocol === 'http:' && !value.includes('#')
+  } catch {
+    return false
+  }
 }
 
 function isHttpsUrl(value: string): boolean {

@@ -72,6 +72,8 @@ export class ClientStore {
     }
     await tx.db.insertInto('clients').values(row).execute()
     await this.#writeScopes(tx, accountId, id, metadata)
+    // Nothing caches a missing client, but per-account views of all clients (CORS origins) must refresh.
+    await this.invalidation.changed(tx, 'client', cacheKey(accountId, id))
     return fromRow(row)
   }
 

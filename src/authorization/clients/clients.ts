@@ -8,7 +8,7 @@ import { decodeCursor, encodeCursor, type Page } from '../../platform/pagination
 import type { DB } from '../../platform/storage/schema.js'
 import { type Tx, transaction } from '../../platform/storage/transaction.js'
 import { listScopeNames } from '../scopes/scope-store.js'
-import { type ClientMetadata, DEFAULT_METADATA, metadataProblems, usesSecret } from './client-metadata.js'
+import { type ClientMetadata, DEFAULT_METADATA, type MetadataPolicy, metadataProblems, usesSecret } from './client-metadata.js'
 import type { ClientStore, RegisteredClient } from './client-store.js'
 import { hashClientSecret, newClientSecret } from './secrets.js'
 
@@ -33,6 +33,7 @@ export class Clients {
     private readonly db: Kysely<DB>,
     private readonly store: ClientStore,
     private readonly clock: Clock,
+    private readonly policy: MetadataPolicy = {},
   ) {}
 
   async create(accountId: string, input: Partial<ClientMetadata>): Promise<ClientWithSecret> {
@@ -116,7 +117,7 @@ export class Clients {
 
   async #validated(tx: Tx, accountId: string, metadata: ClientMetadata): Promise<ClientMetadata> {
     const known = new Set<string>([...(await listScopeNames(tx.db, accountId)), ...MANAGEMENT_SCOPES])
-    const problems = metadataProblems(metadata, known)
+    const problems = metadataProblems(metadata, known, this.policy)
     if (problems.length > 0) {
       throw new ProblemError('validation_failed', problems.map((p) => `${p.pointer.slice('/body/'.length)} ${p.message}`).join('; '), problems)
     }

@@ -1,20 +1,33 @@
+import { decodeJwt } from 'jose'
 import { OAuthError } from '../../platform/http/oauth-errors.js'
-import type { TokenEndpointAuthMethod } from '../../platform/storage/schema.js'
 import type { ClientStore, RegisteredClient } from '../clients/client-store.js'
 import { clientSecretMatches } from '../clients/secrets.js'
+import { CLIENT_ASSERTION_TYPE, type ClientAssertions } from './client-assertion.js'
 
-export interface PresentedCredentials {
-  method: TokenEndpointAuthMethod
-  clientId: string
-  secret: string
+export type PresentedCredentials =
+  | { method: 'client_secret_basic' | 'client_secret_post'; clientId: string; secret: string }
+  | { method: 'private_key_jwt'; clientId: string; assertion: string }
+
+/** The client authentication parameters of a form body; the endpoint's body may carry others too. */
+export interface CredentialParameters {
+  client_id?: string
+  client_secret?: string
+  client_assertion?: unknown
+  client_assertion_type?: unknown
 }
 
 /**
  * Reads the client's credentials from the request: HTTP Basic (RFC 6749 §2.3.1, where both parts are
- * form-urlencoded before base64) or `client_id`/`client_secret` in the body. Using both at once is refused,
- * as §2.3 requires.
+ * form-urlencoded before base64), `client_id`/`client_secret` in the body, or a client assertion (RFC 7521 §4.2).
+ * Using two methods at once is refused, as RFC 6749 §2.3 requires.
  */
-export function readClientCredentials(authorization: string | undefined, body: { client_id?: string; client_secret?: string }): PresentedCredentials {
+function readClientCredentials(authorization: string | undefined, body: CredentialParameters): PresentedCredentials {
+  if (body.client_assertion !== undefined || body.client_assertion_type !== undefined) {
+    if (authorization !== undefined || body.client_secret !== undefined) {
+      throw new OAuthError('invalid_request', 'Use one client authentication method, not a client assertion together with a secret')
+    }
+    return readClientAssertion(body)
+  }
   if (authorization !== undefined) {
     if (body.client_secret !== undefined) {
       throw new OAuthError('invalid_request', 'Use one client authentication method, not Basic and client_secret together')
@@ -31,8 +44,55 @@ export function readClientCredentials(authorization: string | undefined, body: {
   throw invalidClient('Client authentication is required', false)
 }
 
+/**
+ * RFC 7521 §4.2 and RFC 7523 §3: `client_id` may be left out, since the assertion's `sub` names the client. The
+ * claims read here are not trusted yet: they only pick the client whose keys must then verify the assertion.
+ */
+function readClientAssertion(body: CredentialParameters): PresentedCredentials {
+  const { client_assertion: assertion, client_assertion_type: type } = body
+  if (typeof assertion !== 'string' || assertion === '' || typeof type !== 'string' || type === '') {
+    throw new OAuthError('invalid_request', 'client_assertion and client_assertion_type must be given together')
+  }
+  if (type !== CLIENT_ASSERTION_TYPE) throw invalidClient(`client_assertion_type must be ${CLIENT_ASSERTION_TYPE}`, false)
+  let subject: unknown
+  try {
+    subject = decodeJwt(assertion).sub
+  } catch {
+    throw invalidClient('The client assertion is not a JWT', false)
+  }
+  if (typeof subject !== 'string' || subject === '') throw invalidClient('The client assertion has no sub claim', false)
+  if (body.client_id !== undefined && body.client_id !== subject) {
+    throw invalidClient("client_id does not match the client assertion's sub", false)
+  }
+  return { method: 'private_key_jwt', clientId: subject, assertion }
+}
+
+/**
+ * Authenticates the client making an OAuth request (token, introspection, revocation) by the method it
+ * registered: a secret, or a signed assertion. Every failure is `invalid_client`.
+ */
+export class ClientAuthentication {
+  constructor(
+    private readonly clients: ClientStore,
+    private readonly assertions: ClientAssertions,
+  ) {}
+
+  async authenticate(accountId: string, issuer: string, authorization: string | undefined, body: CredentialParameters): Promise<RegisteredClient> {
+    const presented = readClientCredentials(authorization, body)
+    if (presented.method !== 'private_key_jwt') return authenticateWithSecret(this.clients, accountId, presented)
+    const client = await this.clients.find(accountId, presented.clientId)
+    if (!client || client.tokenEndpointAuthMethod !== 'private_key_jwt') throw invalidClient('Client authentication failed', false)
+    await this.assertions.authenticate(client, presented.assertion, issuer)
+    return client
+  }
+}
+
 /** Finds the client and checks its secret and registered method; every failure looks the same to the caller. */
-export async function authenticateClient(clients: ClientStore, accountId: string, presented: PresentedCredentials): Promise<RegisteredClient> {
+async function authenticateWithSecret(
+  clients: ClientStore,
+  accountId: string,
+  presented: Extract<PresentedCredentials, { secret: string }>,
+): Promise<RegisteredClient> {
   const basic = presented.method === 'client_secret_basic'
   const client = await clients.find(accountId, presented.clientId)
   if (!client || client.secretHash === null || !clientSecretMatches(presented.secret, client.secretHash)) {

@@ -3,20 +3,16 @@ import { OAuthError } from '../../platform/http/oauth-errors.js'
 import type { KeyStore } from '../../platform/keys/key-store.js'
 import type { SettingsStore } from '../../platform/settings/settings.js'
 import type { Clock } from '../../platform/clock.js'
-import type { ClientStore } from '../clients/client-store.js'
-import { authenticateClient, readClientCredentials } from './client-authentication.js'
+import type { ClientAuthentication } from './client-authentication.js'
 import { GRANTS } from './grants.js'
-import { OAuthErrorSchema, TokenRequestBody, TokenResponseSchema, resourcesOf } from './token-request.js'
+import { OAUTH_BODY_LIMIT, OAuthErrorSchema, TokenRequestBody, TokenResponseSchema, resourcesOf } from './token-request.js'
 
 export interface TokenRouteDeps {
-  clients: ClientStore
+  clientAuthentication: ClientAuthentication
   settings: SettingsStore
   keys: KeyStore
   clock: Clock
 }
-
-/** Token requests are small; anything near this is garbage. */
-const TOKEN_BODY_LIMIT = 16 * 1024
 
 /**
  * The token endpoint (RFC 6749 §3.2), as a pipeline: authenticate the client, check the grant type is known
@@ -27,7 +23,7 @@ export function tokenRoutes(app: App, deps: TokenRouteDeps): void {
   app.post(
     '/oauth/tokens',
     {
-      bodyLimit: TOKEN_BODY_LIMIT,
+      bodyLimit: OAUTH_BODY_LIMIT,
       config: { errorFormat: 'oauth' },
       schema: {
         summary: 'Token endpoint',
@@ -39,8 +35,7 @@ export function tokenRoutes(app: App, deps: TokenRouteDeps): void {
     },
     async (request, reply) => {
       const { account, issuer, body } = request
-      const presented = readClientCredentials(request.headers.authorization, body)
-      const client = await authenticateClient(deps.clients, account.id, presented)
+      const client = await deps.clientAuthentication.authenticate(account.id, issuer, request.headers.authorization, body)
 
       const grant = GRANTS[body.grant_type]
       if (!grant) throw new OAuthError('unsupported_grant_type', 'This grant_type is not supported')

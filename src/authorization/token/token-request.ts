@@ -1,5 +1,16 @@
 import { type Static, Type } from 'typebox'
 
+/** Token, introspection and revocation requests are small; anything near this is garbage. */
+export const OAUTH_BODY_LIMIT = 16 * 1024
+
+/** How a client may authenticate in the body of any OAuth request (RFC 6749 §2.3.1, RFC 7523 §2.2). */
+export const ClientCredentialFields = {
+  client_id: Type.Optional(Type.String()),
+  client_secret: Type.Optional(Type.String()),
+  client_assertion_type: Type.Optional(Type.String({ description: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer (RFC 7523)' })),
+  client_assertion: Type.Optional(Type.String({ description: 'A JWT signed with a key of the client (private_key_jwt)' })),
+}
+
 /**
  * The token request as the schema admits it. Unknown parameters are ignored (RFC 6749 §3.1); repeated ones
  * were already refused by the form parser, except `resource`, which RFC 8707 lets a client repeat.
@@ -9,8 +20,7 @@ export const TokenRequestBody = Type.Object(
     grant_type: Type.String({ minLength: 1, description: 'The grant type; `client_credentials` is supported' }),
     scope: Type.Optional(Type.String({ description: 'Space-separated scopes; omitted means all the client may request' })),
     resource: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())], { description: 'RFC 8707 resource indicator' })),
-    client_id: Type.Optional(Type.String()),
-    client_secret: Type.Optional(Type.String()),
+    ...ClientCredentialFields,
   },
   { additionalProperties: true },
 )

@@ -21,7 +21,7 @@ describe('TtlCache', () => {
 
   it('never caches a miss', async () => {
     const cache = new TtlCache<string>(5000, manualClock())
-    let value: string | undefined
+    let value: string | undefined = undefined
     expect(await cache.get('k', async () => value)).toBeUndefined()
     value = 'now there'
     expect(await cache.get('k', async () => value)).toBe('now there')

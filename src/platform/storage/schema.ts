@@ -11,6 +11,7 @@ export interface DB {
   scopes: ScopesTable
   events: EventsTable
   token_revocations: TokenRevocationsTable
+  client_assertion_jtis: ClientAssertionJtisTable
 }
 
 export type AccountStatus = 'active' | 'disabled'
@@ -118,4 +119,13 @@ export interface TokenRevocationsTable {
   /** The token's own expiry: the record is pruned after it. */
   expires_at: number
   revoked_at: number
+}
+
+/** The `jti` of every client assertion (RFC 7523 §3) accepted while it could still be replayed. */
+export interface ClientAssertionJtisTable {
+  account_id: string
+  client_id: string
+  jti: string
+  /** When the assertion stops being acceptable (its `exp` plus the clock tolerance): the row is pruned after it. */
+  expires_at: number
 }

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely'
 import { sql } from 'kysely'
 
-/** Accounts, settings, keys, clients, scopes, the events outbox and token revocations. */
+/** Accounts, settings, keys, clients, scopes, the events outbox, token revocations and used client assertion ids. */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable('accounts')
@@ -97,4 +97,15 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addPrimaryKeyConstraint('token_revocations_pk', ['account_id', 'jti'])
     .execute()
   await db.schema.createIndex('token_revocations_expiry_idx').on('token_revocations').column('expires_at').execute()
+
+  // RFC 7523 §3: a client assertion's jti is accepted once; the row lives until the assertion could no longer be used.
+  await db.schema
+    .createTable('client_assertion_jtis')
+    .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id').onDelete('cascade'))
+    .addColumn('client_id', 'text', (c) => c.notNull())
+    .addColumn('jti', 'text', (c) => c.notNull())
+    .addColumn('expires_at', 'bigint', (c) => c.notNull())
+    .addPrimaryKeyConstraint('client_assertion_jtis_pk', ['account_id', 'client_id', 'jti'])
+    .execute()
+  await db.schema.createIndex('client_assertion_jtis_expiry_idx').on('client_assertion_jtis').column('expires_at').execute()
 }

@@ -1,0 +1,58 @@
+import { Type } from 'typebox'
+import type { AccessTokenVerifier } from '../../platform/access-tokens/access-token-verifier.js'
+import type { Clock } from '../../platform/clock.js'
+import type { App } from '../../platform/http/types.js'
+import type { RegisteredClient } from '../clients/client-store.js'
+import type { ClientAuthentication } from '../token/client-authentication.js'
+import { OAUTH_BODY_LIMIT, OAuthErrorSchema } from '../token/token-request.js'
+import type { TokenRevocations } from './revocation-store.js'
+import { TokenHintBody } from './token-hint.js'
+
+export interface RevocationRouteDeps {
+  clientAuthentication: ClientAuthentication
+  accessTokens: AccessTokenVerifier<RegisteredClient>
+  revocations: TokenRevocations
+  clock: Clock
+}
+
+/**
+ * The revocation endpoint (RFC 7009), as a pipeline: authenticate the client, verify the token as every consumer
+ * does, and record its `jti` only if it is active and was issued to this very client (RFC 7009 §2.1). Every
+ * other token (malformed, another account's, expired, already revoked, another client's) is answered 200 and
+ * left alone: §2.2 says invalid tokens cause no error, and a distinct answer would tell a client which tokens of
+ * other clients are valid. Refresh tokens don't exist yet; when they do, the hint will only order the lookups.
+ */
+export function revocationRoutes(app: App, deps: RevocationRouteDeps): void {
+  app.post(
+    '/oauth/revoke',
+    {
+      bodyLimit: OAUTH_BODY_LIMIT,
+      config: { errorFormat: 'oauth' },
+      schema: {
+        summary: 'Token revocation (RFC 7009): only the client the token was issued to may revoke it',
+        tags: ['oauth'],
+        consumes: ['application/x-www-form-urlencoded'],
+        body: TokenHintBody,
+        response: {
+          // RFC 7009 §2.2: the body is empty and the client ignores it.
+          200: Type.Unsafe<undefined>({ description: 'The token is revoked, or there was nothing this client could revoke' }),
+          400: OAuthErrorSchema,
+          401: OAuthErrorSchema,
+        },
+      },
+    },
+    async (request, reply) => {
+      const { account, issuer, body } = request
+      const client = await deps.clientAuthentication.authenticate(account.id, issuer, request.headers.authorization, body)
+
+      const verified = await deps.accessTokens.verify(account.id, body.token, { issuer })
+      if (verified.active && verified.claims.client_id === client.id) {
+        const { jti, exp } = verified.claims
+        await deps.revocations.revoke(account.id, { jti, clientId: client.id, expiresAt: exp * 1000 }, deps.clock.now())
+      } else {
+        request.log.debug({ reason: verified.active ? 'another_client' : verified.reason }, 'revocation request changed nothing')
+      }
+      return reply.header('cache-control', 'no-store').code(200).send()
+    },
+  )
+}

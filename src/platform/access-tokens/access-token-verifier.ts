@@ -1,0 +1,124 @@
+import { errors as joseErrors, jwtVerify, type JWTPayload } from 'jose'
+import type { Clock } from '../clock.js'
+import type { KeyStore } from '../keys/key-store.js'
+
+/** The claims of a Herald access token (RFC 9068 §2.2), as the token endpoint issues them. */
+export interface AccessTokenClaims {
+  iss: string
+  sub: string
+  aud: string | string[]
+  exp: number
+  iat: number
+  jti: string
+  client_id: string
+  scope: string
+}
+
+/** What verification needs to know of the client a token names. */
+export interface TokenClient {
+  credentialsChangedAt: number
+}
+
+/** The clients of an account; the authorization area's client store provides it. */
+export interface TokenClientLookup<C extends TokenClient> {
+  find(accountId: string, clientId: string): Promise<C | undefined>
+}
+
+/** The revoked token ids of an account; the authorization area's revocation store provides it. */
+export interface RevocationLookup {
+  isRevoked(accountId: string, jti: string): Promise<boolean>
+}
+
+/** Why a token is not active: one closed set, each with the description management auth shows. */
+export const INACTIVE_REASONS = {
+  malformed: 'The access token is malformed',
+  invalid: 'The access token is invalid',
+  foreign: 'The access token was not issued for this account',
+  expired: 'The access token has expired',
+  client_gone: 'The client this token was issued to no longer exists',
+  credentials_changed: 'The client credentials changed after this token was issued',
+  revoked: 'The access token has been revoked',
+} as const satisfies Record<string, string>
+
+export type InactiveReason = keyof typeof INACTIVE_REASONS
+
+export type Verification<C> = { active: true; claims: AccessTokenClaims; client: C } | { active: false; reason: InactiveReason }
+
+export interface VerifyOptions {
+  /** The account's issuer; a token of another issuer is `foreign`. */
+  issuer: string
+  /** When given, the token's `aud` must contain it (management tokens are for the issuer itself). */
+  audience?: string
+}
+
+/**
+ * Decides whether an access token is active, for every consumer alike (management auth, introspection,
+ * revocation): signed by one of the account's published keys, `typ` at+jwt, issued by the account's issuer,
+ * unexpired on the injected clock, naming a client that still exists and whose credentials have not changed
+ * since, and not revoked. The cheap checks come first; the revocation lookup is the only database read, and only
+ * a token that passed everything else reaches it.
+ */
+export class AccessTokenVerifier<C extends TokenClient> {
+  constructor(
+    private readonly keys: KeyStore,
+    private readonly clients: TokenClientLookup<C>,
+    private readonly revocations: RevocationLookup,
+    private readonly clock: Clock,
+  ) {}
+
+  async verify(accountId: string, token: string, options: VerifyOptions): Promise<Verification<C>> {
+    const now = this.clock.now()
+    const checked = await this.#verifyJwt(accountId, token, options, now)
+    if (typeof checked === 'string') return inactive(checked)
+
+    const client = await this.clients.find(accountId, checked.client_id)
+    if (!client) return inactive('client_gone')
+    // iat has one-second precision: a token is refused if it was issued in a whole second before the change.
+    if (checked.iat < Math.floor(client.credentialsChangedAt / 1000)) return inactive('credentials_changed')
+    if (await this.revocations.isRevoked(accountId, checked.jti)) return inactive('revoked')
+    return { active: true, claims: checked, client }
+  }
+
+  async #verifyJwt(accountId: string, token: string, { issuer, audience }: VerifyOptions, now: number): Promise<AccessTokenClaims | InactiveReason> {
+    const keys = await this.keys.keysOf(accountId)
+    try {
+      const { payload } = await jwtVerify(
+        token,
+        (header) => {
+          const key = header.kid === undefined ? undefined : keys?.verificationKey(header.kid, now)
+          if (!key || key.alg !== header.alg) throw new joseErrors.JWKSNoMatchingKey()
+          return key.publicKey
+        },
+        {
+          issuer,
+          ...(audience !== undefined && { audience }),
+          typ: 'at+jwt',
+          algorithms: ['ES256', 'RS256'],
+          currentDate: new Date(now),
+          requiredClaims: ['iss', 'sub', 'aud', 'exp', 'iat', 'jti', 'client_id'],
+        },
+      )
+      return asClaims(payload) ?? 'malformed'
+    } catch (error) {
+      if (error instanceof joseErrors.JWTExpired) return 'expired'
+      if (error instanceof joseErrors.JWTClaimValidationFailed) {
+        return (error.claim === 'iss' || error.claim === 'aud') && error.reason === 'check_failed' ? 'foreign' : 'malformed'
+      }
+      if (error instanceof joseErrors.JWTInvalid || error instanceof joseErrors.JWSInvalid) return 'malformed'
+      return 'invalid'
+    }
+  }
+}
+
+function inactive(reason: InactiveReason): { active: false; reason: InactiveReason } {
+  return { active: false, reason }
+}
+
+/** jose checked the registered claims' types; Herald's own claims are checked here. */
+function asClaims(payload: JWTPayload): AccessTokenClaims | undefined {
+  const { iss, sub, aud, exp, iat, jti } = payload
+  const { client_id: clientId, scope = '' } = payload as { client_id?: unknown; scope?: unknown }
+  if (typeof iss !== 'string' || typeof sub !== 'string' || aud === undefined || typeof exp !== 'number' || typeof iat !== 'number') return undefined
+  if (typeof jti !== 'string' || typeof clientId !== 'string' || typeof scope !== 'string') return undefined
+  return { iss, sub, aud, exp, iat, jti, client_id: clientId, scope }
+}
