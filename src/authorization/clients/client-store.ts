@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely'
 import type { Clock } from '../../platform/clock.js'
-import { TtlCache } from '../../platform/cache/ttl-cache.js'
+import type { TtlCache } from '../../platform/cache/ttl-cache.js'
 import type { CacheInvalidation } from '../../platform/cache/invalidation.js'
 import type { ClientKind, ClientsTable, DB, TokenEndpointAuthMethod } from '../../platform/storage/schema.js'
 import type { Tx } from '../../platform/storage/transaction.js'
@@ -34,11 +34,8 @@ export class ClientStore {
     private readonly db: Kysely<DB>,
     private readonly clock: Clock,
     private readonly invalidation: CacheInvalidation,
-    cacheTtlMs: number,
   ) {
-    this.#cache = new TtlCache(cacheTtlMs, clock)
-    invalidation.onChange((topic, key) => topic === 'client' && this.#cache.delete(key))
-    invalidation.onFlush(() => this.#cache.clear())
+    this.#cache = invalidation.cache('client')
   }
 
   /** The client, from the cache: the token endpoint never reads clients from the database per request. */

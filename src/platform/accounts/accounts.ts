@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely'
 import { type Clock, toRfc3339 } from '../clock.js'
-import { TtlCache } from '../cache/ttl-cache.js'
+import type { TtlCache } from '../cache/ttl-cache.js'
 import type { CacheInvalidation } from '../cache/invalidation.js'
 import { notFound } from '../http/problems.js'
 import { looksLikeId, newId } from '../ids.js'
@@ -53,11 +53,8 @@ export class Accounts {
     private readonly keys: KeyStore,
     private readonly provisioning: AccountProvisioning,
     private readonly publicUrl: string,
-    cacheTtlMs: number,
   ) {
-    this.#cache = new TtlCache(cacheTtlMs, clock)
-    invalidation.onChange((topic, key) => topic === 'account' && this.#cache.delete(key))
-    invalidation.onFlush(() => this.#cache.clear())
+    this.#cache = invalidation.cache('account')
   }
 
   issuerOf(accountId: string): string {

@@ -3,6 +3,8 @@ import pg from 'pg'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Database } from '../storage/database.js'
 import type { Tx } from '../storage/transaction.js'
+import type { Clock } from '../clock.js'
+import { TtlCache } from './ttl-cache.js'
 
 /** The in-process caches, by the kind of row they hold. */
 export type CacheTopic = 'account' | 'client' | 'keys' | 'settings'
@@ -30,7 +32,21 @@ export class CacheInvalidation {
   constructor(
     private readonly database: Database,
     private readonly log: FastifyBaseLogger,
+    private readonly clock: Clock,
+    /** The staleness bound of every cache made here, for changes no notification reports. */
+    private readonly ttlMs: number,
   ) {}
+
+  /**
+   * A read-through cache that forgets a key when `topic` reports it changed, and everything after a flush.
+   * `keyOf` maps a changed row's key to the cache's own, for caches that hold a group of rows per key.
+   */
+  cache<V>(topic: CacheTopic, keyOf: (changed: string) => string = (changed) => changed): TtlCache<V> {
+    const cache = new TtlCache<V>(this.ttlMs, this.clock)
+    this.onChange((changedTopic, key) => changedTopic === topic && cache.delete(keyOf(key)))
+    this.onFlush(() => cache.clear())
+    return cache
+  }
 
   onChange(listener: Listener): void {
     this.#listeners.push(listener)

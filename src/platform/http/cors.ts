@@ -1,7 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { CacheInvalidation } from '../cache/invalidation.js'
-import { TtlCache } from '../cache/ttl-cache.js'
-import type { Clock } from '../clock.js'
+import type { TtlCache } from '../cache/ttl-cache.js'
 import type { App } from './types.js'
 
 /**
@@ -32,13 +31,9 @@ export class CorsOrigins {
 
   constructor(
     private readonly clients: ClientOriginSource,
-    clock: Clock,
     invalidation: CacheInvalidation,
-    cacheTtlMs: number,
   ) {
-    this.#cache = new TtlCache(cacheTtlMs, clock)
-    invalidation.onChange((topic, key) => topic === 'client' && this.#cache.delete(key.split('/', 1)[0] ?? key))
-    invalidation.onFlush(() => this.#cache.clear())
+    this.#cache = invalidation.cache('client', (changed) => changed.split('/', 1)[0] ?? changed)
   }
 
   async allows(accountId: string, origin: string): Promise<boolean> {

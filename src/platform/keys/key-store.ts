@@ -2,7 +2,7 @@ import type { KeyObject } from 'node:crypto'
 import type { JWK } from 'jose'
 import type { Kysely } from 'kysely'
 import { type Clock, optionalRfc3339, toRfc3339 } from '../clock.js'
-import { TtlCache } from '../cache/ttl-cache.js'
+import type { TtlCache } from '../cache/ttl-cache.js'
 import type { CacheInvalidation } from '../cache/invalidation.js'
 import type { SecretBox } from '../crypto/secret-box.js'
 import { recordEvent } from '../events/outbox.js'
@@ -62,11 +62,8 @@ export class KeyStore {
     private readonly box: SecretBox,
     private readonly clock: Clock,
     private readonly invalidation: CacheInvalidation,
-    cacheTtlMs: number,
   ) {
-    this.#cache = new TtlCache(cacheTtlMs, clock)
-    invalidation.onChange((topic, key) => topic === 'keys' && this.#cache.delete(key))
-    invalidation.onFlush(() => this.#cache.clear())
+    this.#cache = invalidation.cache('keys')
   }
 
   keysOf(accountId: string): Promise<AccountKeys | undefined> {

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely'
 import type { Clock } from '../clock.js'
-import { TtlCache } from '../cache/ttl-cache.js'
+import type { TtlCache } from '../cache/ttl-cache.js'
 import type { CacheInvalidation } from '../cache/invalidation.js'
 import type { AccountSettingsTable, DB, SigningAlg } from '../storage/schema.js'
 import type { Tx } from '../storage/transaction.js'
@@ -56,11 +56,8 @@ export class SettingsStore {
     private readonly db: Kysely<DB>,
     private readonly clock: Clock,
     private readonly invalidation: CacheInvalidation,
-    cacheTtlMs: number,
   ) {
-    this.#cache = new TtlCache(cacheTtlMs, clock)
-    invalidation.onChange((topic, key) => topic === 'settings' && this.#cache.delete(key))
-    invalidation.onFlush(() => this.#cache.clear())
+    this.#cache = invalidation.cache('settings')
   }
 
   /** The account's settings, from the cache; undefined only for an account that does not exist. */
