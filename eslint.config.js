@@ -1,4 +1,5 @@
 import js from '@eslint/js'
+import globals from 'globals'
 import tseslint from 'typescript-eslint'
 
 export default tseslint.config(
@@ -14,4 +15,6 @@ export default tseslint.config(
       'no-console': 'off',
     },
   },
+  // The benchmarks are plain Node.js scripts.
+  { files: ['bench/**/*.mjs'], languageOptions: { globals: globals.node } },
 )

@@ -1,6 +1,6 @@
 import type { AccountKeys } from '../../platform/keys/key-store.js'
 import { signJwt } from '../../platform/keys/material.js'
-import { randomToken } from '../../platform/crypto/random.js'
+import { randomUUID } from 'node:crypto'
 import { OAuthError } from '../../platform/http/oauth-errors.js'
 import type { AccountSettings } from '../../platform/settings/settings.js'
 import type { RegisteredClient } from '../clients/client-store.js'
@@ -38,7 +38,8 @@ export function issueAccessToken(input: AccessTokenInput): IssuedAccessToken {
     aud: input.audience,
     exp: iat + expiresIn,
     iat,
-    jti: randomToken(16),
+    // randomUUID draws from Node's entropy cache: 122 random bits without a syscall per token.
+    jti: randomUUID(),
     client_id: input.client.id,
     scope: input.scopes.join(' '),
   })

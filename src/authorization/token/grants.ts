@@ -31,10 +31,11 @@ export type GrantHandler = (context: GrantContext) => Promise<TokenResponse> | T
 
 /** RFC 6749 §4.4: the client acts on its own behalf, so it is the token's subject. */
 export function clientCredentialsGrant(context: GrantContext): TokenResponse {
-  const { client, body } = context
-  const scopes = grantedScopes(client, body.scope)
-  const audience = accessTokenAudience({ ...context, scopes })
-  const { token, expiresIn } = issueAccessToken({ ...context, subject: client.id, audience, scopes })
+  const { client, settings, issuer } = context
+  const scopes = grantedScopes(client, context.body.scope)
+  // Arguments are built field by field: spreading the whole context per request measurably slows the hot path.
+  const audience = accessTokenAudience({ client, settings, issuer, scopes, resources: context.resources })
+  const { token, expiresIn } = issueAccessToken({ issuer, subject: client.id, client, audience, scopes, settings, keys: context.keys, nowMs: context.nowMs })
   return { access_token: token, token_type: 'Bearer', expires_in: expiresIn, scope: scopes.join(' ') }
 }
 

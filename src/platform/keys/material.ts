@@ -34,8 +34,22 @@ export interface JwtSigner {
  * Signs a compact JWS with node:crypto directly: on the token endpoint's hot path this is measurably faster
  * than going through a general JOSE library, and the header is fixed per key and type.
  */
+const headers = new WeakMap<JwtSigner, Map<string, string>>()
+
+/** The base64url JOSE header for a key and token type, encoded once per key. */
+function encodedHeader(signer: JwtSigner, typ: string): string {
+  let byType = headers.get(signer)
+  if (!byType) headers.set(signer, (byType = new Map()))
+  let header = byType.get(typ)
+  if (header === undefined) {
+    header = Buffer.from(JSON.stringify({ alg: signer.alg, kid: signer.kid, typ })).toString('base64url')
+    byType.set(typ, header)
+  }
+  return header
+}
+
 export function signJwt(signer: JwtSigner, typ: string, payload: object): string {
-  const header = Buffer.from(JSON.stringify({ alg: signer.alg, kid: signer.kid, typ })).toString('base64url')
+  const header = encodedHeader(signer, typ)
   const body = Buffer.from(JSON.stringify(payload)).toString('base64url')
   const input = `${header}.${body}`
   // JWS ES256 signatures are the raw r||s pair (RFC 7518 §3.4), not DER.

@@ -1,0 +1,41 @@
+// `npm run bench -- <target> [options]`: runs one benchmark. Each prints its figures beside what they are
+// measured against in the same run (DESIGN.md, "Tests and benchmarks"). Build first: benchmarks import dist/.
+const TARGETS = {
+  tokens: { load: () => import('./tokens.mjs'), about: 'token endpoint vs oidc-provider; database queries per token' },
+}
+
+/** A hard bound on any benchmark run, whatever goes wrong inside it. */
+const HARD_LIMIT_MS = 6 * 60 * 1000
+
+function usage() {
+  const lines = Object.entries(TARGETS).map(([name, { about }]) => `  ${name.padEnd(10)} ${about}`)
+  return `Usage: npm run bench -- <target> [options]\n\nTargets:\n${lines.join('\n')}\n\n--help after a target shows its options.`
+}
+
+const [target, ...args] = process.argv.slice(2)
+if (target === undefined || target === '--help' || target === '-h') {
+  console.log(usage())
+  process.exit(target === undefined ? 2 : 0)
+}
+const entry = Object.hasOwn(TARGETS, target) ? TARGETS[target] : undefined
+if (!entry) {
+  console.error(`unknown target: ${target}\n\n${usage()}`)
+  process.exit(2)
+}
+
+const module = await entry.load()
+if (args.includes('--help') || args.includes('-h')) {
+  console.log(module.USAGE)
+  process.exit(0)
+}
+const limit = setTimeout(() => {
+  console.error(`bench ${target}: still running after ${HARD_LIMIT_MS / 1000} s; giving up`)
+  process.exit(1)
+}, HARD_LIMIT_MS)
+limit.unref()
+try {
+  process.exitCode = await module.main(args)
+} catch (error) {
+  console.error(`bench ${target} failed: ${error instanceof Error ? error.stack ?? error.message : String(error)}`)
+  process.exitCode = 1
+}
