@@ -4,6 +4,7 @@ import type { ManagementAuth, ManagementPrincipal } from '../management-auth/man
 import type { ManagementScope } from '../management-auth/scopes.js'
 import { looksLikeId } from '../ids.js'
 import { ProblemError } from './problems.js'
+import { appendHook } from './route-hooks.js'
 import type { App } from './types.js'
 
 declare module 'fastify' {
@@ -29,10 +30,15 @@ export interface AccountScopeDeps {
  * so a disabled account's endpoints vanish) and enforces each route's management scope.
  */
 export async function accountScope(app: App, deps: AccountScopeDeps): Promise<void> {
-  // The OpenAPI document shows which routes need a management token, and which scope.
+  // Only routes that require a scope get the check (public routes, the token endpoint among them, pay
+  // nothing for it), and the OpenAPI document shows which scope each one needs.
   app.addHook('onRoute', (route) => {
     const scope = route.config?.scope
-    if (scope !== undefined) route.schema = { ...route.schema, security: [{ managementToken: [scope] }] }
+    if (scope === undefined) return
+    route.schema = { ...route.schema, security: [{ managementToken: [scope] }] }
+    route.preHandler = appendHook(route.preHandler, async (request: FastifyRequest) => {
+      request.principal = await deps.managementAuth.authenticate(request.account, request.issuer, request.headers.authorization, scope)
+    })
   })
 
   app.decorateRequest('account', null as unknown as Account)
@@ -46,10 +52,5 @@ export async function accountScope(app: App, deps: AccountScopeDeps): Promise<vo
     request.account = account
     request.issuer = deps.accounts.issuerOf(account.id)
   })
-
-  app.addHook('preHandler', async (request: FastifyRequest) => {
-    const scope = request.routeOptions.config.scope
-    if (scope === undefined) return
-    request.principal = await deps.managementAuth.authenticate(request.account, request.issuer, request.headers.authorization, scope)
-  })
 }
+

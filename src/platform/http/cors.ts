@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { CacheInvalidation } from '../cache/invalidation.js'
 import type { TtlCache } from '../cache/ttl-cache.js'
+import { appendHook } from './route-hooks.js'
 import type { App } from './types.js'
 
 /**
@@ -62,9 +63,13 @@ export class CorsOrigins {
 export function installCors(app: App, origins: CorsOrigins, policies: Readonly<Record<string, CorsPolicy>>): void {
   const byRoute = new Map(Object.entries(policies).map(([path, policy]) => [`${app.prefix}${path}`, policy]))
 
-  app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
-    const policy = byRoute.get(request.routeOptions.url ?? '')
-    if (policy !== undefined && request.method !== 'OPTIONS') await allowOrigin(request, reply, policy, origins)
+  // A route-level hook on exactly the named routes: every other route pays nothing for CORS.
+  app.addHook('onRoute', (route) => {
+    const policy = byRoute.get(route.url)
+    if (policy === undefined || route.method === 'OPTIONS') return
+    route.onRequest = appendHook(route.onRequest, async (request: FastifyRequest, reply: FastifyReply) => {
+      await allowOrigin(request, reply, policy, origins)
+    })
   })
 
   for (const [path, policy] of Object.entries(policies)) {
