@@ -6,10 +6,6 @@ export interface Clock {
 
 export const systemClock: Clock = { now: () => Date.now() }
 
-export function epochSeconds(clock: Clock): number {
-  return Math.floor(clock.now() / 1000)
-}
-
 export function toRfc3339(epochMs: number): string {
   return new Date(epochMs).toISOString()
 }

@@ -19,7 +19,7 @@ forEachDialect((dialect) => {
 
       const tokens = await oidc.clientCredentialsGrant(config)
       expect(tokens.token_type).toBe('bearer')
-      expect(tokens.expires_in).toBe(DEFAULT_SETTINGS.accessTokenTtl)
+      expect(tokens.expires_in).toBe(DEFAULT_SETTINGS.access_token_ttl)
       expect(tokens.scope?.split(' ').sort()).toEqual([...MANAGEMENT_SCOPES].sort())
 
       const jwks = createRemoteJWKSet(new URL(config.serverMetadata().jwks_uri as string))
@@ -30,7 +30,7 @@ forEachDialect((dialect) => {
         currentDate: new Date(h.current.clock.now()),
       })
       expect(protectedHeader.alg).toBe('ES256')
-      expect(payload.exp! - payload.iat!).toBe(DEFAULT_SETTINGS.accessTokenTtl)
+      expect(payload.exp! - payload.iat!).toBe(DEFAULT_SETTINGS.access_token_ttl)
       expect(payload.client_id).toBe(account.clientId)
       expect(payload.sub).toBe(account.clientId)
       expect(typeof payload.jti).toBe('string')

@@ -153,10 +153,10 @@ forEachDialect((dialect) => {
     it('accepts a token one second before it expires and refuses it with 401 invalid_token from its expiry on', async () => {
       const a = await createAccount(h.current)
       const issued = await requestToken(a, a.clientId, a.clientSecret)
-      expect(issued.body.expires_in).toBe(DEFAULT_SETTINGS.accessTokenTtl)
+      expect(issued.body.expires_in).toBe(DEFAULT_SETTINGS.access_token_ttl)
       const token = issued.body.access_token
 
-      h.current.clock.advanceSeconds(DEFAULT_SETTINGS.accessTokenTtl - 1)
+      h.current.clock.advanceSeconds(DEFAULT_SETTINGS.access_token_ttl - 1)
       expect((await listKeys(a, token)).status).toBe(200)
 
       h.current.clock.advanceSeconds(1)

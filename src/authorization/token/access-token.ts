@@ -23,12 +23,12 @@ export interface IssuedAccessToken {
 
 /** The access token lifetime: the account's, narrowed by the client's when it sets a shorter one. */
 export function accessTokenLifetime(settings: AccountSettings, client: RegisteredClient): number {
-  return Math.min(settings.accessTokenTtl, client.metadata.access_token_ttl ?? Number.POSITIVE_INFINITY)
+  return Math.min(settings.access_token_ttl, client.metadata.access_token_ttl ?? Number.POSITIVE_INFINITY)
 }
 
 /** An RFC 9068 JWT access token signed with the account's current key for its configured algorithm. */
 export function issueAccessToken(input: AccessTokenInput): IssuedAccessToken {
-  const signer = input.keys?.signer(input.settings.accessTokenSigningAlg, input.nowMs)
+  const signer = input.keys?.signer(input.settings.access_token_signing_alg, input.nowMs)
   if (!signer) throw new OAuthError('server_error', 'The account has no signing key')
   const iat = Math.floor(input.nowMs / 1000)
   const expiresIn = accessTokenLifetime(input.settings, input.client)

@@ -18,7 +18,7 @@ export interface AudienceInput {
  * audiences, else the account's default, else the issuer.
  */
 export function accessTokenAudience({ client, settings, issuer, scopes, resources }: AudienceInput): string {
-  const fallback = scopes.some(isReservedScope) ? issuer : (client.metadata.audience[0] ?? settings.defaultAudience ?? issuer)
+  const fallback = scopes.some(isReservedScope) ? issuer : (client.metadata.audience[0] ?? settings.default_audience ?? issuer)
   if (resources.length > 1) throw new OAuthError('invalid_target', 'Only one resource may be requested per token')
   const [resource] = resources
   if (resource === undefined || resource === fallback) return fallback

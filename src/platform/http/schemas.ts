@@ -15,5 +15,3 @@ export const PageQuery = Type.Object({
   limit: Type.Integer({ minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE }),
   cursor: Type.Optional(Type.String({ maxLength: 512 })),
 })
-
-export const AccountParams = Type.Object({ accountId: Type.String({ maxLength: 64 }) })

@@ -5,7 +5,7 @@ import { ProblemSchema } from '../http/schemas.js'
 import type { App } from '../http/types.js'
 import type { DB } from '../storage/schema.js'
 import { transaction } from '../storage/transaction.js'
-import { LIFETIME_BOUNDS, fromView, type SettingsStore, toView } from './settings.js'
+import { LIFETIME_BOUNDS, type SettingsStore } from './settings.js'
 
 const lifetime = (name: keyof typeof LIFETIME_BOUNDS, description: string) =>
   Type.Integer({ ...LIFETIME_BOUNDS[name], description: `${description}, in seconds` })
@@ -33,7 +33,7 @@ export function settingsRoutes(app: App, deps: { db: Kysely<DB>; settings: Setti
     async (request) => {
       const settings = await deps.settings.read(deps.db, request.account.id)
       if (!settings) throw notFound('The account settings')
-      return toView(settings)
+      return settings
     },
   )
 
@@ -44,9 +44,6 @@ export function settingsRoutes(app: App, deps: { db: Kysely<DB>; settings: Setti
       bodyLimit: 4096,
       schema: { summary: "Changes the account's token settings; new tokens follow them at once", tags: ['settings'], body: SettingsPatch, response: { 200: SettingsSchema, ...errors } },
     },
-    async (request) => {
-      const updated = await transaction(deps.db, (tx) => deps.settings.update(tx, request.account.id, fromView(request.body)))
-      return toView(updated)
-    },
+    async (request) => transaction(deps.db, (tx) => deps.settings.update(tx, request.account.id, request.body)),
   )
 }

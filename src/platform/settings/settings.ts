@@ -2,32 +2,26 @@ import type { Kysely } from 'kysely'
 import type { Clock } from '../clock.js'
 import type { TtlCache } from '../cache/ttl-cache.js'
 import type { CacheInvalidation } from '../cache/invalidation.js'
-import type { AccountSettingsTable, DB, SigningAlg } from '../storage/schema.js'
+import type { AccountSettingsTable, DB } from '../storage/schema.js'
 import type { Tx } from '../storage/transaction.js'
 import { recordEvent } from '../events/outbox.js'
 import { ProblemError, notFound } from '../http/problems.js'
 
-/** An account's token settings, as every part of Herald reads them. Lifetimes are in seconds. */
-export interface AccountSettings {
-  accessTokenTtl: number
-  refreshTokenIdleTtl: number
-  refreshTokenAbsoluteTtl: number
-  idTokenTtl: number
-  authorizationCodeTtl: number
-  /** `aud` of access tokens when neither the request nor the client names one; null means the issuer. */
-  defaultAudience: string | null
-  accessTokenSigningAlg: SigningAlg
-}
+/**
+ * An account's token settings, as every part of Herald reads them, the API shows them and the row stores them:
+ * one shape, so nothing maps field by field. Lifetimes are in seconds; a null `default_audience` means the issuer.
+ */
+export type AccountSettings = Omit<AccountSettingsTable, 'account_id' | 'updated_at'>
 
 /** What a new account starts with; the README's settings table documents each value. */
 export const DEFAULT_SETTINGS: AccountSettings = {
-  accessTokenTtl: 3600,
-  refreshTokenIdleTtl: 14 * 24 * 3600,
-  refreshTokenAbsoluteTtl: 90 * 24 * 3600,
-  idTokenTtl: 3600,
-  authorizationCodeTtl: 60,
-  defaultAudience: null,
-  accessTokenSigningAlg: 'ES256',
+  access_token_ttl: 3600,
+  refresh_token_idle_ttl: 14 * 24 * 3600,
+  refresh_token_absolute_ttl: 90 * 24 * 3600,
+  id_token_ttl: 3600,
+  authorization_code_ttl: 60,
+  default_audience: null,
+  access_token_signing_alg: 'ES256',
 }
 
 const DAY = 24 * 3600
@@ -46,7 +40,7 @@ export const LIFETIME_BOUNDS = {
 
 /** The longest any token signed under these settings can live: how long a retired key must stay published. */
 export function longestSignedTokenLifetime(settings: AccountSettings): number {
-  return Math.max(settings.accessTokenTtl, settings.idTokenTtl)
+  return Math.max(settings.access_token_ttl, settings.id_token_ttl)
 }
 
 export class SettingsStore {
@@ -67,7 +61,9 @@ export class SettingsStore {
 
   async read(db: Kysely<DB>, accountId: string): Promise<AccountSettings | undefined> {
     const row = await db.selectFrom('account_settings').selectAll().where('account_id', '=', accountId).executeTakeFirst()
-    return row && fromRow(row)
+    if (!row) return undefined
+    const { account_id: _account, updated_at: _updated, ...settings } = row
+    return settings
   }
 
   /**
@@ -78,13 +74,13 @@ export class SettingsStore {
     const current = await this.read(tx.db, accountId)
     if (!current) throw notFound('The account settings')
     const next = { ...current, ...patch }
-    if (next.refreshTokenAbsoluteTtl < next.refreshTokenIdleTtl) {
+    if (next.refresh_token_absolute_ttl < next.refresh_token_idle_ttl) {
       throw new ProblemError('validation_failed', 'refresh_token_absolute_ttl must not be shorter than refresh_token_idle_ttl', [
         { pointer: '/body/refresh_token_absolute_ttl', message: 'must be at least refresh_token_idle_ttl' },
       ])
     }
     const now = this.clock.now()
-    await tx.db.updateTable('account_settings').set(toRow(accountId, next, now)).where('account_id', '=', accountId).execute()
+    await tx.db.updateTable('account_settings').set({ ...next, updated_at: now }).where('account_id', '=', accountId).execute()
     const longestMs = longestSignedTokenLifetime(next) * 1000
     await tx.db
       .updateTable('signing_keys')
@@ -93,75 +89,14 @@ export class SettingsStore {
       .where('retires_at', '>', now)
       .where((eb) => eb('published_until', '<', eb('retires_at', '+', longestMs)))
       .execute()
-    await recordEvent(tx, accountId, 'oauth.settings.updated', toView(next), now)
+    await recordEvent(tx, accountId, 'oauth.settings.updated', next, now)
     await this.invalidation.changed(tx, 'settings', accountId)
     await this.invalidation.changed(tx, 'keys', accountId)
     return next
   }
 
   async insertDefaults(tx: Tx, accountId: string): Promise<AccountSettings> {
-    await tx.db.insertInto('account_settings').values(toRow(accountId, DEFAULT_SETTINGS, this.clock.now())).execute()
+    await tx.db.insertInto('account_settings').values({ ...DEFAULT_SETTINGS, account_id: accountId, updated_at: this.clock.now() }).execute()
     return DEFAULT_SETTINGS
   }
-}
-
-function fromRow(row: AccountSettingsTable): AccountSettings {
-  return {
-    accessTokenTtl: row.access_token_ttl,
-    refreshTokenIdleTtl: row.refresh_token_idle_ttl,
-    refreshTokenAbsoluteTtl: row.refresh_token_absolute_ttl,
-    idTokenTtl: row.id_token_ttl,
-    authorizationCodeTtl: row.authorization_code_ttl,
-    defaultAudience: row.default_audience,
-    accessTokenSigningAlg: row.access_token_signing_alg,
-  }
-}
-
-function toRow(accountId: string, settings: AccountSettings, now: number): AccountSettingsTable {
-  return {
-    account_id: accountId,
-    access_token_ttl: settings.accessTokenTtl,
-    refresh_token_idle_ttl: settings.refreshTokenIdleTtl,
-    refresh_token_absolute_ttl: settings.refreshTokenAbsoluteTtl,
-    id_token_ttl: settings.idTokenTtl,
-    authorization_code_ttl: settings.authorizationCodeTtl,
-    default_audience: settings.defaultAudience,
-    access_token_signing_alg: settings.accessTokenSigningAlg,
-    updated_at: now,
-  }
-}
-
-/** The settings as the API shows them (and as `oauth.settings.updated` carries them). */
-export interface SettingsView {
-  access_token_ttl: number
-  refresh_token_idle_ttl: number
-  refresh_token_absolute_ttl: number
-  id_token_ttl: number
-  authorization_code_ttl: number
-  default_audience: string | null
-  access_token_signing_alg: SigningAlg
-}
-
-export function toView(settings: AccountSettings): SettingsView {
-  return {
-    access_token_ttl: settings.accessTokenTtl,
-    refresh_token_idle_ttl: settings.refreshTokenIdleTtl,
-    refresh_token_absolute_ttl: settings.refreshTokenAbsoluteTtl,
-    id_token_ttl: settings.idTokenTtl,
-    authorization_code_ttl: settings.authorizationCodeTtl,
-    default_audience: settings.defaultAudience,
-    access_token_signing_alg: settings.accessTokenSigningAlg,
-  }
-}
-
-export function fromView(view: Partial<SettingsView>): Partial<AccountSettings> {
-  const patch: Partial<AccountSettings> = {}
-  if (view.access_token_ttl !== undefined) patch.accessTokenTtl = view.access_token_ttl
-  if (view.refresh_token_idle_ttl !== undefined) patch.refreshTokenIdleTtl = view.refresh_token_idle_ttl
-  if (view.refresh_token_absolute_ttl !== undefined) patch.refreshTokenAbsoluteTtl = view.refresh_token_absolute_ttl
-  if (view.id_token_ttl !== undefined) patch.idTokenTtl = view.id_token_ttl
-  if (view.authorization_code_ttl !== undefined) patch.authorizationCodeTtl = view.authorization_code_ttl
-  if (view.default_audience !== undefined) patch.defaultAudience = view.default_audience
-  if (view.access_token_signing_alg !== undefined) patch.accessTokenSigningAlg = view.access_token_signing_alg
-  return patch
 }
