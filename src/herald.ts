@@ -7,8 +7,8 @@ import { ClientKeySets } from './authorization/clients/client-key-sets.js'
 import { AssertionReplay } from './authorization/token/assertion-replay.js'
 import { ClientAssertions } from './authorization/token/client-assertion.js'
 import { ClientAuthentication } from './authorization/token/client-authentication.js'
-import { RevocationPruning } from './authorization/revocation/pruning.js'
-import { TokenRevocations } from './authorization/revocation/revocation-store.js'
+import { Pruner } from './platform/maintenance/pruner.js'
+import { PRUNE_GRACE_MS, TokenRevocations } from './authorization/revocation/revocation-store.js'
 import { Scopes } from './authorization/scopes/scopes.js'
 import { AccessTokenVerifier } from './platform/access-tokens/access-token-verifier.js'
 import { Accounts } from './platform/accounts/accounts.js'
@@ -49,15 +49,14 @@ export interface Herald {
   clients: ClientStore
   clientAdmin: Clients
   revocations: TokenRevocations
-  revocationPruning: RevocationPruning
+  /** Housekeeping on timers: each deletes rows no longer needed, in bounded batches. */
+  pruners: { revocations: Pruner; assertionIds: Pruner }
   accessTokens: AccessTokenVerifier<RegisteredClient>
   corsOrigins: CorsOrigins
   scopes: Scopes
   managementAuth: ManagementAuth
   /** The SSRF-guarded agent for every request Herald makes to a URL an account gave it. */
   outbound: Agent
-  /** Used client assertion ids (`private_key_jwt`), pruned on a timer. */
-  assertionReplay: AssertionReplay
   clientAuthentication: ClientAuthentication
   close(): Promise<void>
 }
@@ -83,12 +82,14 @@ export async function openHerald({ config, log, clock = systemClock }: HeraldOpt
     const clientAdmin = new Clients(db, clients, clock, { allowHttpJwksUri: config.allowHttpOutbound })
     const outbound = createGuardedAgent({ allowedCidrs: config.webhookAllowedCidrs })
     const keySets = new ClientKeySets(outbound, clock, log, { allowHttp: config.allowHttpOutbound })
-    const assertionReplay = new AssertionReplay(db, clock, log)
+    const assertionReplay = new AssertionReplay(db, clock)
     const clientAuthentication = new ClientAuthentication(clients, new ClientAssertions(keySets, assertionReplay, clock, log))
-    assertionReplay.start()
     const scopes = new Scopes(db, clients, clock)
-    const revocationPruning = new RevocationPruning(revocations, clock, log)
-    revocationPruning.start()
+    const pruners = {
+      revocations: new Pruner('expired token revocations', (limit) => revocations.pruneExpired(clock.now() - PRUNE_GRACE_MS, limit), log),
+      assertionIds: new Pruner('used client assertion ids', (limit) => assertionReplay.pruneExpired(limit), log),
+    }
+    for (const pruner of Object.values(pruners)) pruner.start()
     return {
       config,
       clock,
@@ -101,17 +102,15 @@ export async function openHerald({ config, log, clock = systemClock }: HeraldOpt
       clients,
       clientAdmin,
       revocations,
-      revocationPruning,
+      pruners,
       accessTokens,
       corsOrigins,
       scopes,
       managementAuth,
       outbound,
-      assertionReplay,
       clientAuthentication,
       async close() {
-        await revocationPruning.stop()
-        await assertionReplay.stop()
+        await Promise.all(Object.values(pruners).map((pruner) => pruner.stop()))
         await outbound.close()
         await invalidation.close()
         await database.close()

@@ -1,7 +1,7 @@
 import { decodeJwt } from 'jose'
 import * as oidc from 'openid-client'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { DEFAULT_PRUNE_TIMING, PRUNE_GRACE_MS, nextPruneDelay } from '../../src/authorization/revocation/pruning.js'
+import { PRUNE_GRACE_MS } from '../../src/authorization/revocation/revocation-store.js'
 import { type CreatedAccount, type TestHerald, forEachDialect, useHerald } from '../support/herald.js'
 import { type ApiResponse, basicAuth, call, createAccount, managementToken } from '../support/http.js'
 
@@ -26,15 +26,6 @@ async function revocationRows(h: TestHerald, accountId: string): Promise<Array<{
     .orderBy('jti')
     .execute()
 }
-
-describe('revocation pruning schedule', () => {
-  it('comes back soon after a full batch and waits the interval otherwise', () => {
-    expect(nextPruneDelay(DEFAULT_PRUNE_TIMING.batch, DEFAULT_PRUNE_TIMING)).toBe(DEFAULT_PRUNE_TIMING.catchUpMs)
-    expect(nextPruneDelay(DEFAULT_PRUNE_TIMING.batch - 1, DEFAULT_PRUNE_TIMING)).toBe(DEFAULT_PRUNE_TIMING.intervalMs)
-    expect(nextPruneDelay(0, DEFAULT_PRUNE_TIMING)).toBe(DEFAULT_PRUNE_TIMING.intervalMs)
-    expect(DEFAULT_PRUNE_TIMING.batch).toBeLessThanOrEqual(1000)
-  })
-})
 
 forEachDialect((dialect) => {
   const h = useHerald(dialect)
@@ -338,11 +329,11 @@ forEachDialect((dialect) => {
 
       // Expired, but within the grace margin: kept.
       h.current.clock.advance(60_000)
-      await h.current.herald.revocationPruning.runOnce()
+      await h.current.herald.pruners.revocations.runOnce()
       expect(await present()).toContain(jtiOf(soon))
 
       h.current.clock.advance(PRUNE_GRACE_MS)
-      await h.current.herald.revocationPruning.runOnce()
+      await h.current.herald.pruners.revocations.runOnce()
       expect(await present()).not.toContain(jtiOf(soon))
       expect(await present()).toContain(jtiOf(later))
       expect(await isActive(account, resourceServer, later)).toBe(false)

@@ -411,29 +411,30 @@ forEachDialect((dialect) => {
       const key = await signingKey()
       const clientId = await register([key.publicJwk])
       const { herald } = h.current
+      const prune = () => herald.pruners.assertionIds.runOnce()
       // Earlier tests moved the clock past their own assertions: start from a table without expired rows.
-      await herald.assertionReplay.prune()
+      while ((await prune()) > 0);
       expect((await tokenRequest(account, withAssertion(await assertion(h.current, account, clientId, key, { jti: 'again' })))).status).toBe(200)
-      expect(await herald.assertionReplay.prune()).toBe(0)
+      expect(await prune()).toBe(0)
       expect(await jtiRows(clientId)).toBe(1)
 
       h.current.clock.advanceSeconds(60 + ASSERTION_CLOCK_TOLERANCE_S)
       expect((await tokenRequest(account, withAssertion(await assertion(h.current, account, clientId, key, { jti: 'again' })))).status).toBe(200)
       expect(await jtiRows(clientId)).toBe(1)
 
-      // 2,500 expired rows of another client take three batches; the live row stays until it expires too.
-      await herald.assertionReplay.prune()
+      // 2,500 expired rows of another client take three bounded batches; the live row stays until it expires too.
+      while ((await prune()) > 0);
       const expiredAt = h.current.clock.now() - 1
       const rows = Array.from({ length: 2500 }, (_, index) => ({ account_id: account.id, client_id: 'cli_bulk', jti: `bulk-${index}`, expires_at: expiredAt }))
       for (let start = 0; start < rows.length; start += 500) {
         await herald.database.db.insertInto('client_assertion_jtis').values(rows.slice(start, start + 500)).execute()
       }
-      expect(await herald.assertionReplay.prune()).toBe(2500)
+      expect([await prune(), await prune(), await prune(), await prune()]).toEqual([1000, 1000, 500, 0])
       expect(await jtiRows('cli_bulk')).toBe(0)
       expect(await jtiRows(clientId)).toBe(1)
 
       h.current.clock.advanceSeconds(60 + ASSERTION_CLOCK_TOLERANCE_S)
-      expect(await herald.assertionReplay.prune()).toBeGreaterThanOrEqual(1)
+      expect(await prune()).toBeGreaterThanOrEqual(1)
       expect(await jtiRows(clientId)).toBe(0)
     })
   })

@@ -12,6 +12,12 @@ export interface RevokedToken {
 }
 
 /**
+ * A record outlives its token by this margin, so a server whose clock lags the pruning one's still sees the
+ * revocation for as long as it could still accept the token.
+ */
+export const PRUNE_GRACE_MS = 60_000
+
+/**
  * The `token_revocations` table: one row per revoked access token, by `jti`, kept until the token would have
  * expired anyway. Management auth and introspection read it through AccessTokenVerifier; the revocation
  * endpoint writes it; pruning deletes what has expired.

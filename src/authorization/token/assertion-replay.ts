@@ -1,27 +1,16 @@
-import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { Clock } from '../../platform/clock.js'
 import type { DB } from '../../platform/storage/schema.js'
 
-/** Rows deleted per statement, so pruning never holds long locks or builds a huge transaction. */
-export const PRUNE_BATCH_SIZE = 1000
-/** Batches per pruning run: bounds one run's work; a backlog larger than this drains over the next runs. */
-const PRUNE_MAX_BATCHES = 10
-export const PRUNE_INTERVAL_MS = 60_000
-
 /**
  * The `jti` values of accepted client assertions (RFC 7523 §3: "a JWT ... MAY be used only once"), kept until the
  * assertion could no longer be accepted anyway. Recording one is the only database write on the token endpoint's
- * authentication path; expired rows are pruned in bounded batches on a timer, never by a token request.
+ * authentication path; expired rows are pruned in bounded batches by a Pruner, never by a token request.
  */
 export class AssertionReplay {
-  #timer: NodeJS.Timeout | undefined
-  #running: Promise<unknown> | undefined
-
   constructor(
     private readonly db: Kysely<DB>,
     private readonly clock: Clock,
-    private readonly log: FastifyBaseLogger,
   ) {}
 
   /**
@@ -45,47 +34,22 @@ export class AssertionReplay {
     return (result.numInsertedOrUpdatedRows ?? 0n) > 0n
   }
 
-  /** Deletes expired rows, at most `PRUNE_BATCH_SIZE` per statement and `PRUNE_MAX_BATCHES` statements; returns how many. */
-  async prune(): Promise<number> {
+  /** Deletes at most `limit` rows of assertions that have expired; answers how many went. */
+  async pruneExpired(limit: number): Promise<number> {
     const now = this.clock.now()
-    let deleted = 0
-    for (let batch = 0; batch < PRUNE_MAX_BATCHES; batch++) {
-      // PostgreSQL has no DELETE … LIMIT: a keyset subquery bounds the batch on both dialects. The outer expiry
-      // test is repeated so a row that a concurrent use took over (new expires_at) is re-checked and kept.
-      const expired = this.db
-        .selectFrom('client_assertion_jtis')
-        .select(['account_id', 'client_id', 'jti'])
-        .where('expires_at', '<=', now)
-        .limit(PRUNE_BATCH_SIZE)
-        .$asTuple('account_id', 'client_id', 'jti')
-      const result = await this.db
-        .deleteFrom('client_assertion_jtis')
-        .where((eb) => eb(eb.refTuple('account_id', 'client_id', 'jti'), 'in', expired))
-        .where('expires_at', '<=', now)
-        .executeTakeFirst()
-      const count = Number(result.numDeletedRows)
-      deleted += count
-      if (count < PRUNE_BATCH_SIZE) break
-    }
-    return deleted
-  }
-
-  /** Prunes every `intervalMs` until `stop`; the timer does not keep the process alive. */
-  start(intervalMs: number = PRUNE_INTERVAL_MS): void {
-    if (this.#timer) return
-    this.#timer = setInterval(() => {
-      if (this.#running) return
-      this.#running = this.prune()
-        .catch((error: unknown) => this.log.warn({ err: error }, 'pruning used client assertion ids failed'))
-        .finally(() => (this.#running = undefined))
-    }, intervalMs)
-    this.#timer.unref()
-  }
-
-  /** Stops the timer and waits for a run in progress, so the pool can close under it safely. */
-  async stop(): Promise<void> {
-    clearInterval(this.#timer)
-    this.#timer = undefined
-    await this.#running
+    // PostgreSQL has no DELETE … LIMIT: a keyset subquery bounds the batch on both dialects. The outer expiry
+    // test is repeated so a row that a concurrent use took over (new expires_at) is re-checked and kept.
+    const expired = this.db
+      .selectFrom('client_assertion_jtis')
+      .select(['account_id', 'client_id', 'jti'])
+      .where('expires_at', '<=', now)
+      .limit(limit)
+      .$asTuple('account_id', 'client_id', 'jti')
+    const result = await this.db
+      .deleteFrom('client_assertion_jtis')
+      .where((eb) => eb(eb.refTuple('account_id', 'client_id', 'jti'), 'in', expired))
+      .where('expires_at', '<=', now)
+      .executeTakeFirst()
+    return Number(result.numDeletedRows)
   }
 }

@@ -1,23 +1,15 @@
 import type { FastifyBaseLogger } from 'fastify'
-import type { Clock } from '../../platform/clock.js'
-import type { TokenRevocations } from './revocation-store.js'
 
 export interface PruneTiming {
   /** Between runs while there is nothing to catch up on. */
   intervalMs: number
   /** After a full batch more are likely waiting: the next run comes this soon, but not at once. */
   catchUpMs: number
-  /** At most this many records per run, so one run never holds the database for long. */
+  /** At most this many rows per run, so one run never holds the database for long. */
   batch: number
 }
 
 export const DEFAULT_PRUNE_TIMING: PruneTiming = { intervalMs: 60_000, catchUpMs: 1000, batch: 1000 }
-
-/**
- * A record outlives its token by this margin, so a server whose clock lags the pruning one's still sees the
- * revocation for as long as it could still accept the token.
- */
-export const PRUNE_GRACE_MS = 60_000
 
 /** When the next run starts: soon after a full batch, else after the interval. */
 export function nextPruneDelay(deleted: number, timing: PruneTiming): number {
@@ -25,17 +17,20 @@ export function nextPruneDelay(deleted: number, timing: PruneTiming): number {
 }
 
 /**
- * Deletes the revocation records of expired tokens on a timer, one bounded batch per run. A failed run is
- * logged and retried at the next interval; `stop` waits for a run in progress so the database can close after.
+ * Deletes rows that are no longer needed (expired revocations, used assertion ids) on a timer, one bounded
+ * batch per run, catching up quickly after a full batch. A failed run is logged and retried at the next interval;
+ * `stop` waits for a run in progress so the database can close after it.
  */
-export class RevocationPruning {
+export class Pruner {
   #timer: NodeJS.Timeout | undefined
   #running: Promise<number> | undefined
   #stopped = true
 
   constructor(
-    private readonly revocations: TokenRevocations,
-    private readonly clock: Clock,
+    /** What is pruned, for the logs. */
+    private readonly what: string,
+    /** Deletes at most `limit` rows and answers how many went. */
+    private readonly pruneBatch: (limit: number) => Promise<number>,
     private readonly log: FastifyBaseLogger,
     private readonly timing: PruneTiming = DEFAULT_PRUNE_TIMING,
   ) {}
@@ -52,9 +47,9 @@ export class RevocationPruning {
     await this.#running?.catch(() => {})
   }
 
-  /** One batch: the records of tokens that expired more than the grace margin ago. Returns how many went. */
+  /** One batch; answers how many rows went. */
   runOnce(): Promise<number> {
-    return this.revocations.pruneExpired(this.clock.now() - PRUNE_GRACE_MS, this.timing.batch)
+    return this.pruneBatch(this.timing.batch)
   }
 
   #schedule(delayMs: number): void {
@@ -68,9 +63,9 @@ export class RevocationPruning {
     try {
       this.#running = this.runOnce()
       deleted = await this.#running
-      if (deleted > 0) this.log.debug({ deleted }, 'pruned expired token revocations')
+      if (deleted > 0) this.log.debug({ deleted }, `pruned ${this.what}`)
     } catch (error) {
-      this.log.warn({ err: error }, 'pruning expired token revocations failed; retrying at the next interval')
+      this.log.warn({ err: error }, `pruning ${this.what} failed; retrying at the next interval`)
     } finally {
       this.#running = undefined
     }
