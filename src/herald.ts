@@ -13,6 +13,8 @@ import { Scopes } from './authorization/scopes/scopes.js'
 import { AccessTokenVerifier } from './platform/access-tokens/access-token-verifier.js'
 import { Accounts } from './platform/accounts/accounts.js'
 import { CacheInvalidation } from './platform/cache/invalidation.js'
+import { Outbox } from './platform/events/outbox.js'
+import { Notifications } from './platform/notifications/notifications.js'
 import { type Clock, systemClock } from './platform/clock.js'
 import type { Config } from './platform/config.js'
 import { resolveSecretBox } from './platform/crypto/master-key.js'
@@ -23,6 +25,7 @@ import { createGuardedAgent } from './platform/outbound/guarded-agent.js'
 import { SettingsStore } from './platform/settings/settings.js'
 import { type Database, openDatabase } from './platform/storage/database.js'
 import { migrateToLatest } from './platform/storage/migrate.js'
+import { openWebhooks, type Webhooks } from './webhooks/webhooks.js'
 
 /**
  * How stale an in-process cache may be when a change was made by a process it could not hear from (SQLite
@@ -42,6 +45,7 @@ export interface Herald {
   clock: Clock
   log: FastifyBaseLogger
   database: Database
+  notifications: Notifications
   invalidation: CacheInvalidation
   accounts: Accounts
   settings: SettingsStore
@@ -50,7 +54,7 @@ export interface Herald {
   clientAdmin: Clients
   revocations: TokenRevocations
   /** Housekeeping on timers: each deletes rows no longer needed, in bounded batches. */
-  pruners: { revocations: Pruner; assertionIds: Pruner }
+  pruners: { revocations: Pruner; assertionIds: Pruner } & Webhooks['pruners']
   accessTokens: AccessTokenVerifier<RegisteredClient>
   corsOrigins: CorsOrigins
   scopes: Scopes
@@ -58,6 +62,7 @@ export interface Herald {
   /** The SSRF-guarded agent for every request Herald makes to a URL an account gave it. */
   outbound: Agent
   clientAuthentication: ClientAuthentication
+  webhooks: Webhooks
   close(): Promise<void>
 }
 
@@ -67,27 +72,31 @@ export async function openHerald({ config, log, clock = systemClock }: HeraldOpt
   const database = openDatabase(config.database)
   try {
     await migrateToLatest(database.db)
-    const invalidation = new CacheInvalidation(database, log, clock, CACHE_TTL_MS)
-    await invalidation.start()
+    const notifications = new Notifications(database, log)
+    await notifications.start()
+    const invalidation = new CacheInvalidation(notifications, clock, CACHE_TTL_MS)
+    const outbox = new Outbox(notifications)
     const { db } = database
-    const settings = new SettingsStore(db, clock, invalidation)
-    const keys = new KeyStore(db, box, clock, invalidation)
+    const settings = new SettingsStore(db, clock, invalidation, outbox)
+    const keys = new KeyStore(db, box, clock, invalidation, outbox)
     const clients = new ClientStore(db, clock, invalidation)
     const provisioning = new AuthorizationProvisioning(clients, clock)
     const accounts = new Accounts(db, clock, invalidation, settings, keys, provisioning, config.publicUrl)
-    const revocations = new TokenRevocations(db)
+    const revocations = new TokenRevocations(db, outbox)
     const accessTokens = new AccessTokenVerifier(keys, clients, revocations, clock)
     const managementAuth = new ManagementAuth(accessTokens)
     const corsOrigins = new CorsOrigins(clients, invalidation)
-    const clientAdmin = new Clients(db, clients, clock, { allowHttpJwksUri: config.allowHttpOutbound })
+    const clientAdmin = new Clients(db, clients, clock, outbox, { allowHttpJwksUri: config.allowHttpOutbound })
     const outbound = createGuardedAgent({ allowedCidrs: config.webhookAllowedCidrs })
     const keySets = new ClientKeySets(outbound, clock, log, { allowHttp: config.allowHttpOutbound })
     const assertionReplay = new AssertionReplay(db, clock)
     const clientAuthentication = new ClientAuthentication(clients, new ClientAssertions(keySets, assertionReplay, clock, log))
-    const scopes = new Scopes(db, clients, clock)
+    const scopes = new Scopes(db, clients, clock, outbox)
+    const webhooks = openWebhooks({ config, database, box, clock, log, notifications, invalidation, outbox, settings, outbound })
     const pruners = {
       revocations: new Pruner('expired token revocations', (limit) => revocations.pruneExpired(clock.now() - PRUNE_GRACE_MS, limit), log),
       assertionIds: new Pruner('used client assertion ids', (limit) => assertionReplay.pruneExpired(limit), log),
+      ...webhooks.pruners,
     }
     for (const pruner of Object.values(pruners)) pruner.start()
     return {
@@ -95,6 +104,7 @@ export async function openHerald({ config, log, clock = systemClock }: HeraldOpt
       clock,
       log,
       database,
+      notifications,
       invalidation,
       accounts,
       settings,
@@ -109,10 +119,12 @@ export async function openHerald({ config, log, clock = systemClock }: HeraldOpt
       managementAuth,
       outbound,
       clientAuthentication,
+      webhooks,
       async close() {
+        await webhooks.worker.stop()
         await Promise.all(Object.values(pruners).map((pruner) => pruner.stop()))
         await outbound.close()
-        await invalidation.close()
+        await notifications.close()
         await database.close()
       },
     }

@@ -8,11 +8,12 @@ import { createLogger } from './platform/logger.js'
 import { ProblemError } from './platform/http/problems.js'
 import { migrateToLatest } from './platform/storage/migrate.js'
 import { openDatabase } from './platform/storage/database.js'
-import { serve } from './cli/serve.js'
+import { serve, work } from './cli/serve.js'
 
 const USAGE = `Usage: herald <command>
 
-  serve                                  run the API (the default)
+  serve                                  run the API and webhook delivery (the default)
+  worker                                 run webhook delivery only (several may share PostgreSQL)
   migrate                                apply pending database migrations and exit
   accounts create --name NAME [--json]   create an account; prints its management credentials once
   accounts list [--json]
@@ -34,6 +35,7 @@ async function main(argv: readonly string[]): Promise<number> {
   }
   const config = loadConfig()
   if (command === 'serve') return serve(config)
+  if (command === 'worker') return work(config)
   if (command === 'migrate') {
     const database = openDatabase(config.database)
     try {

@@ -19,6 +19,10 @@ import { keyRoutes } from './platform/keys/routes.js'
 import { settingsRoutes } from './platform/settings/routes.js'
 import { scopeRoutes } from './authorization/scopes/routes.js'
 import { clientRoutes } from './authorization/clients/routes.js'
+import { deliveryRoutes } from './webhooks/delivery/routes.js'
+import { endpointRoutes } from './webhooks/endpoints/routes.js'
+import { eventRoutes } from './webhooks/events/routes.js'
+import { subscriptionRoutes } from './webhooks/subscriptions/routes.js'
 
 /** JSON bodies larger than this are refused unless a route sets its own limit. */
 const DEFAULT_BODY_LIMIT = 64 * 1024
@@ -62,6 +66,10 @@ export async function buildServer(herald: Herald): Promise<App> {
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
 
   healthRoutes(app, herald.database.db)
+  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
+    const { registry } = herald.webhooks.metrics
+    return reply.type(registry.contentType).send(await registry.metrics())
+  })
 
   const { operatorToken } = herald.config
   if (operatorToken) {
@@ -88,6 +96,11 @@ export async function buildServer(herald: Herald): Promise<App> {
       settingsRoutes(base, { db: herald.database.db, settings: herald.settings })
       scopeRoutes(base, herald.scopes)
       clientRoutes(base, herald.clientAdmin)
+      const { webhooks } = herald
+      endpointRoutes(base, webhooks.endpoints, webhooks.jobs)
+      subscriptionRoutes(base, webhooks.subscriptions)
+      eventRoutes(base, webhooks.events)
+      deliveryRoutes(base, webhooks.deliveries)
     },
     { prefix: '/accounts/:accountId' },
   )

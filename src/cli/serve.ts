@@ -1,18 +1,43 @@
+import type { FastifyBaseLogger } from 'fastify'
 import { openHerald } from '../herald.js'
 import type { Config } from '../platform/config.js'
 import { createLogger } from '../platform/logger.js'
 import { buildServer } from '../server.js'
 
-/** Runs the API until SIGTERM or SIGINT, then stops accepting, lets in-flight requests finish and closes the pool. */
+/**
+ * Runs the API and the delivery workers until SIGTERM or SIGINT, then stops accepting, lets in-flight requests
+ * and webhook attempts finish, and closes the pool.
+ */
 export async function serve(config: Config): Promise<number> {
   const log = createLogger(config.logLevel)
   const herald = await openHerald({ config, log })
   const app = await buildServer(herald)
   await app.listen({ port: config.port, host: config.host })
-  const where = config.database.dialect === 'sqlite' ? `SQLite ${config.database.filename}` : 'PostgreSQL'
-  log.info(`Herald is serving ${config.publicUrl} on ${where}`)
+  herald.webhooks.worker.start()
+  log.info(`Herald is serving ${config.publicUrl} on ${describeDatabase(config)}`)
+  await untilStopped(log)
+  await app.close()
+  await herald.close()
+  return 0
+}
 
-  await new Promise<void>((resolve) => {
+/** Runs delivery workers only, for deployments that scale delivery apart from the API (PostgreSQL). */
+export async function work(config: Config): Promise<number> {
+  const log = createLogger(config.logLevel)
+  const herald = await openHerald({ config, log })
+  herald.webhooks.worker.start()
+  log.info(`Herald is delivering webhooks from ${describeDatabase(config)}`)
+  await untilStopped(log)
+  await herald.close()
+  return 0
+}
+
+function describeDatabase(config: Config): string {
+  return config.database.dialect === 'sqlite' ? `SQLite ${config.database.filename}` : 'PostgreSQL'
+}
+
+function untilStopped(log: FastifyBaseLogger): Promise<void> {
+  return new Promise<void>((resolve) => {
     const stop = (signal: NodeJS.Signals) => {
       log.info({ signal }, 'shutting down')
       resolve()
@@ -20,7 +45,4 @@ export async function serve(config: Config): Promise<number> {
     process.once('SIGTERM', stop)
     process.once('SIGINT', stop)
   })
-  await app.close()
-  await herald.close()
-  return 0
 }

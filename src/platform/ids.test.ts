@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { looksLikeId, newId } from './ids.js'
+import { idBoundary, looksLikeId, newId } from './ids.js'
 
 const CROCKFORD_BODY = /^[0-9A-HJKMNP-TV-Z]{26}$/
 
@@ -48,5 +48,14 @@ describe('looksLikeId', () => {
     expect(looksLikeId('acct', id.slice(0, -1))).toBe(false)
     expect(looksLikeId('acct', `${id.slice(0, -1)}U`)).toBe(false)
     expect(looksLikeId('acct', id.toLowerCase())).toBe(false)
+  })
+})
+
+describe('idBoundary', () => {
+  it('sorts between the ids made just before and at its instant', () => {
+    const at = Date.UTC(2026, 0, 1)
+    expect(newId('dlv', at - 1) < idBoundary('dlv', at)).toBe(true)
+    expect(idBoundary('dlv', at) <= newId('dlv', at)).toBe(true)
+    expect(looksLikeId('dlv', idBoundary('dlv', at))).toBe(true)
   })
 })

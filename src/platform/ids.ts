@@ -10,12 +10,7 @@ export type IdPrefix = 'acct' | 'cli' | 'key' | 'evt' | 'ep' | 'sub' | 'dlv' | '
  * so ids sort by creation time, index well, and say what they name (`acct_01J…`).
  */
 export function newId(prefix: IdPrefix, nowMs: number = Date.now()): string {
-  let time = ''
-  let remaining = nowMs
-  for (let i = 0; i < 10; i++) {
-    time = ALPHABET.charAt(remaining % 32) + time
-    remaining = Math.floor(remaining / 32)
-  }
+  const time = encodeTime(nowMs)
   const random = randomBytes(10)
   let tail = ''
   // 80 random bits as 16 base32 digits, five bits at a time.
@@ -30,6 +25,24 @@ export function newId(prefix: IdPrefix, nowMs: number = Date.now()): string {
     }
   }
   return `${prefix}_${time}${tail}`
+}
+
+/**
+ * The smallest id of `prefix` that could be made at `ms`: every id made at or after `ms` sorts at or after it,
+ * every id made before sorts before it. Lets a time range be an id range on an index that has only ids.
+ */
+export function idBoundary(prefix: IdPrefix, ms: number): string {
+  return `${prefix}_${encodeTime(Math.max(0, ms))}${'0'.repeat(16)}`
+}
+
+function encodeTime(ms: number): string {
+  let time = ''
+  let remaining = ms
+  for (let i = 0; i < 10; i++) {
+    time = ALPHABET.charAt(remaining % 32) + time
+    remaining = Math.floor(remaining / 32)
+  }
+  return time
 }
 
 const ID_PATTERN = /^[a-z]+_[0-9A-HJKMNP-TV-Z]{26}$/

@@ -40,6 +40,8 @@ export interface StartOptions {
   env?: Record<string, string>
   /** Share another Herald's database (a second instance, as a second process would); it is not dropped on close. */
   shareWith?: TestHerald
+  /** Run the webhook delivery worker in this instance (the default), as `herald serve` does. */
+  worker?: boolean
 }
 
 /** Runs `suite` once per dialect under test, each in a `describe` named after the dialect. */
@@ -77,6 +79,10 @@ export async function startHerald(dialect: DialectName, options: StartOptions = 
   const herald = await openHerald({ config, log: createLogger(config.logLevel, sink), clock })
   const app = await buildServer(herald)
   await app.listen({ port, host: '127.0.0.1' })
+  if (options.worker ?? true) {
+    herald.webhooks.worker.start()
+    clock.onAdvance(() => herald.webhooks.worker.wake())
+  }
   return {
     dialect,
     origin,

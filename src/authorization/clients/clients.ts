@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely'
 import { type Clock, toRfc3339 } from '../../platform/clock.js'
-import { recordEvent } from '../../platform/events/outbox.js'
+import type { Outbox } from '../../platform/events/outbox.js'
 import { ProblemError, notFound } from '../../platform/http/problems.js'
 import { newId } from '../../platform/ids.js'
 import { MANAGEMENT_SCOPES } from '../../platform/management-auth/scopes.js'
@@ -33,6 +33,7 @@ export class Clients {
     private readonly db: Kysely<DB>,
     private readonly store: ClientStore,
     private readonly clock: Clock,
+    private readonly outbox: Outbox,
     private readonly policy: MetadataPolicy = {},
   ) {}
 
@@ -43,7 +44,7 @@ export class Clients {
       const now = this.clock.now()
       const client = await this.store.insert(tx, accountId, newId('cli', now), metadata, secret === undefined ? null : hashClientSecret(secret))
       const view = toView(client)
-      await recordEvent(tx, accountId, 'oauth.client.created', view, now)
+      await this.outbox.record(tx, accountId, 'oauth.client.created', view, now)
       return withSecret(view, secret)
     })
   }
@@ -78,7 +79,7 @@ export class Clients {
         secretHash = hashClientSecret(secret)
       }
       const view = toView(await this.store.update(tx, client, metadata, secretHash))
-      await recordEvent(tx, accountId, 'oauth.client.updated', view, this.clock.now())
+      await this.outbox.record(tx, accountId, 'oauth.client.updated', view, this.clock.now())
       return withSecret(view, secret)
     })
   }
@@ -93,7 +94,7 @@ export class Clients {
       const secret = newClientSecret()
       await this.store.replaceSecret(tx, accountId, clientId, hashClientSecret(secret))
       const view = toView(await this.#existing(tx.db, accountId, clientId))
-      await recordEvent(tx, accountId, 'oauth.client.secret_rotated', { client_id: clientId }, this.clock.now())
+      await this.outbox.record(tx, accountId, 'oauth.client.secret_rotated', { client_id: clientId }, this.clock.now())
       return withSecret(view, secret)
     })
   }
@@ -105,7 +106,7 @@ export class Clients {
         throw new ProblemError('conflict', "The account's original management client can't be deleted; reset its secret instead")
       }
       await this.store.delete(tx, accountId, clientId)
-      await recordEvent(tx, accountId, 'oauth.client.deleted', { client_id: client.id, client_name: client.metadata.client_name }, this.clock.now())
+      await this.outbox.record(tx, accountId, 'oauth.client.deleted', { client_id: client.id, client_name: client.metadata.client_name }, this.clock.now())
     })
   }
 

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely'
 import type { RevocationLookup } from '../../platform/access-tokens/access-token-verifier.js'
-import { recordEvent } from '../../platform/events/outbox.js'
+import type { Outbox } from '../../platform/events/outbox.js'
 import type { DB } from '../../platform/storage/schema.js'
 import { transaction } from '../../platform/storage/transaction.js'
 
@@ -23,7 +23,10 @@ export const PRUNE_GRACE_MS = 60_000
  * endpoint writes it; pruning deletes what has expired.
  */
 export class TokenRevocations implements RevocationLookup {
-  constructor(private readonly db: Kysely<DB>) {}
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly outbox: Outbox,
+  ) {}
 
   async isRevoked(accountId: string, jti: string): Promise<boolean> {
     const row = await this.db
@@ -48,7 +51,7 @@ export class TokenRevocations implements RevocationLookup {
         .executeTakeFirst()
       const inserted = (result.numInsertedOrUpdatedRows ?? 0n) > 0n
       if (inserted) {
-        await recordEvent(tx, accountId, 'oauth.token.revoked', { jti: token.jti, client_id: token.clientId, expires_at: new Date(token.expiresAt).toISOString() }, now)
+        await this.outbox.record(tx, accountId, 'oauth.token.revoked', { jti: token.jti, client_id: token.clientId, expires_at: new Date(token.expiresAt).toISOString() }, now)
       }
       return inserted
     })

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely'
 import { type Clock, toRfc3339 } from '../../platform/clock.js'
-import { recordEvent } from '../../platform/events/outbox.js'
+import type { Outbox } from '../../platform/events/outbox.js'
 import { ProblemError, notFound } from '../../platform/http/problems.js'
 import { isReservedScope } from '../../platform/management-auth/scopes.js'
 import { decodeCursor, encodeCursor, type Page } from '../../platform/pagination.js'
@@ -29,6 +29,7 @@ export class Scopes {
     private readonly db: Kysely<DB>,
     private readonly clients: ClientStore,
     private readonly clock: Clock,
+    private readonly outbox: Outbox,
   ) {}
 
   async create(accountId: string, name: string, description: string): Promise<ScopeView> {
@@ -47,7 +48,7 @@ export class Scopes {
       const row: ScopesTable = { account_id: accountId, name, description, kind: 'custom', created_at: now, updated_at: now }
       await tx.db.insertInto('scopes').values(row).execute()
       const view = toView(row)
-      await recordEvent(tx, accountId, 'oauth.scope.created', view, now)
+      await this.outbox.record(tx, accountId, 'oauth.scope.created', view, now)
       return view
     })
   }
@@ -72,7 +73,7 @@ export class Scopes {
       const now = this.clock.now()
       await tx.db.updateTable('scopes').set({ description, updated_at: now }).where('account_id', '=', accountId).where('name', '=', name).execute()
       const view = toView({ ...row, description, updated_at: now })
-      await recordEvent(tx, accountId, 'oauth.scope.updated', view, now)
+      await this.outbox.record(tx, accountId, 'oauth.scope.updated', view, now)
       return view
     })
   }
@@ -87,7 +88,7 @@ export class Scopes {
         throw new ProblemError('conflict', `Clients still allow ${name}; remove it from them first: ${users.join(', ')}${users.length === CLIENTS_NAMED ? ', …' : ''}`)
       }
       await tx.db.deleteFrom('scopes').where('account_id', '=', accountId).where('name', '=', name).execute()
-      await recordEvent(tx, accountId, 'oauth.scope.deleted', { name }, this.clock.now())
+      await this.outbox.record(tx, accountId, 'oauth.scope.deleted', { name }, this.clock.now())
     })
   }
 

@@ -1,15 +1,23 @@
 import { newId } from '../ids.js'
+import type { Notifications } from '../notifications/notifications.js'
 import type { Tx } from '../storage/transaction.js'
 
 /**
- * Records an event in the outbox, inside the transaction that makes the change it announces: the change and
- * its event commit together or not at all. `data` describes the resource and must never hold a secret.
+ * The events outbox. An event is recorded inside the transaction that makes the change it announces, so the
+ * change and its event commit together or not at all; the webhook workers are woken once it has committed and
+ * fan it out to subscribed endpoints. The request that made the change never waits for that fan-out.
  */
-export async function recordEvent(tx: Tx, accountId: string, type: string, data: object, now: number): Promise<string> {
-  const id = newId('evt', now)
-  await tx.db
-    .insertInto('events')
-    .values({ id, account_id: accountId, type, data: JSON.stringify(data), created_at: now })
-    .execute()
-  return id
+export class Outbox {
+  constructor(private readonly notifications: Notifications) {}
+
+  /** `data` describes the resource and must never hold a secret. */
+  async record(tx: Tx, accountId: string, type: string, data: object, now: number): Promise<string> {
+    const id = newId('evt', now)
+    await tx.db
+      .insertInto('events')
+      .values({ id, account_id: accountId, type, data: JSON.stringify(data), created_at: now, idempotency_key: null, fanned_out_at: null })
+      .execute()
+    await this.notifications.send(tx, 'herald_webhooks', 'events')
+    return id
+  }
 }

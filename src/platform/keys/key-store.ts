@@ -5,7 +5,7 @@ import { type Clock, optionalRfc3339, toRfc3339 } from '../clock.js'
 import type { TtlCache } from '../cache/ttl-cache.js'
 import type { CacheInvalidation } from '../cache/invalidation.js'
 import type { SecretBox } from '../crypto/secret-box.js'
-import { recordEvent } from '../events/outbox.js'
+import type { Outbox } from '../events/outbox.js'
 import { notFound } from '../http/problems.js'
 import { looksLikeId, newId } from '../ids.js'
 import type { DB, SigningAlg, SigningKeysTable } from '../storage/schema.js'
@@ -62,6 +62,7 @@ export class KeyStore {
     private readonly box: SecretBox,
     private readonly clock: Clock,
     private readonly invalidation: CacheInvalidation,
+    private readonly outbox: Outbox,
   ) {
     this.#cache = invalidation.cache('keys')
   }
@@ -93,7 +94,7 @@ export class KeyStore {
       }
       created.push(await this.#insertKey(tx, accountId, alg, now, plan.signsFrom))
     }
-    await recordEvent(tx, accountId, 'oauth.key.rotated', { keys: created.map(publicKeyEventData) }, now)
+    await this.outbox.record(tx, accountId, 'oauth.key.rotated', { keys: created.map(publicKeyEventData) }, now)
     await this.invalidation.changed(tx, 'keys', accountId)
     return created
   }
@@ -122,7 +123,7 @@ export class KeyStore {
       }
     }
     const revoked = toView({ ...row, revoked_at: now }, now)
-    await recordEvent(tx, accountId, 'oauth.key.revoked', publicKeyEventData(revoked), now)
+    await this.outbox.record(tx, accountId, 'oauth.key.revoked', publicKeyEventData(revoked), now)
     await this.invalidation.changed(tx, 'keys', accountId)
     return revoked
   }

@@ -5,7 +5,7 @@ import { ProblemSchema } from '../http/schemas.js'
 import type { App } from '../http/types.js'
 import type { DB } from '../storage/schema.js'
 import { transaction } from '../storage/transaction.js'
-import { LIFETIME_BOUNDS, type SettingsStore } from './settings.js'
+import { LIFETIME_BOUNDS, type SettingsStore, WEBHOOK_BOUNDS } from './settings.js'
 
 const lifetime = (name: keyof typeof LIFETIME_BOUNDS, description: string) =>
   Type.Integer({ ...LIFETIME_BOUNDS[name], description: `${description}, in seconds` })
@@ -20,6 +20,12 @@ const SettingsFields = {
     description: '`aud` of access tokens when neither the request nor the client names one; null means the issuer',
   }),
   access_token_signing_alg: Type.Enum(['ES256', 'RS256']),
+  webhook_retry_schedule: Type.Array(Type.Integer(WEBHOOK_BOUNDS.retry_delay), {
+    ...WEBHOOK_BOUNDS.retries,
+    description: 'Seconds to wait before each retry of a failed webhook delivery (each varied by ±20%); the first attempt is immediate',
+  }),
+  webhook_retention_days: Type.Integer({ ...WEBHOOK_BOUNDS.webhook_retention_days, description: 'Days finished deliveries, their attempts and events are kept' }),
+  webhook_disable_after: Type.Integer({ ...WEBHOOK_BOUNDS.webhook_disable_after, description: 'Seconds an endpoint may keep failing, without one success, before it is disabled' }),
 }
 
 export const SettingsSchema = Type.Object(SettingsFields)
@@ -29,7 +35,7 @@ export function settingsRoutes(app: App, deps: { db: Kysely<DB>; settings: Setti
   const errors = { '4xx': ProblemSchema }
   app.get(
     '/settings',
-    { config: { scope: 'herald:settings:write' }, schema: { summary: "The account's token settings", tags: ['settings'], response: { 200: SettingsSchema, ...errors } } },
+    { config: { scope: 'herald:settings:write' }, schema: { summary: "The account's token and webhook settings", tags: ['settings'], response: { 200: SettingsSchema, ...errors } } },
     async (request) => {
       const settings = await deps.settings.read(deps.db, request.account.id)
       if (!settings) throw notFound('The account settings')

@@ -4,14 +4,19 @@ import type { TtlCache } from '../cache/ttl-cache.js'
 import type { CacheInvalidation } from '../cache/invalidation.js'
 import type { AccountSettingsTable, DB } from '../storage/schema.js'
 import type { Tx } from '../storage/transaction.js'
-import { recordEvent } from '../events/outbox.js'
+import type { Outbox } from '../events/outbox.js'
 import { ProblemError, notFound } from '../http/problems.js'
 
 /**
- * An account's token settings, as every part of Herald reads them, the API shows them and the row stores them:
- * one shape, so nothing maps field by field. Lifetimes are in seconds; a null `default_audience` means the issuer.
+ * An account's settings, as every part of Herald reads them, the API shows them and the row stores them: one
+ * shape, so nothing maps field by field (only the retry schedule is a JSON column). Lifetimes are in seconds; a
+ * null `default_audience` means the issuer.
  */
-export type AccountSettings = Omit<AccountSettingsTable, 'account_id' | 'updated_at'>
+export type AccountSettings = Omit<AccountSettingsTable, 'account_id' | 'updated_at' | 'webhook_retry_schedule'> & {
+  webhook_retry_schedule: number[]
+}
+
+const DAY = 24 * 3600
 
 /** What a new account starts with; the README's settings table documents each value. */
 export const DEFAULT_SETTINGS: AccountSettings = {
@@ -22,9 +27,11 @@ export const DEFAULT_SETTINGS: AccountSettings = {
   authorization_code_ttl: 60,
   default_audience: null,
   access_token_signing_alg: 'ES256',
+  // Close to what Svix and Stripe do: after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h, about 28 h in all.
+  webhook_retry_schedule: [5, 300, 1800, 7200, 18000, 36000, 36000],
+  webhook_retention_days: 30,
+  webhook_disable_after: 5 * DAY,
 }
-
-const DAY = 24 * 3600
 
 /**
  * Bounds on every lifetime, in seconds. Access and ID tokens cannot be revoked at resource servers that
@@ -36,6 +43,14 @@ export const LIFETIME_BOUNDS = {
   refresh_token_absolute_ttl: { minimum: 300, maximum: 5 * 365 * DAY },
   id_token_ttl: { minimum: 60, maximum: DAY },
   authorization_code_ttl: { minimum: 10, maximum: 600 },
+} as const
+
+/** Bounds on the webhook settings: a retry waits at most a day, and a schedule has 1 to 20 retries. */
+export const WEBHOOK_BOUNDS = {
+  retry_delay: { minimum: 1, maximum: DAY },
+  retries: { minItems: 1, maxItems: 20 },
+  webhook_retention_days: { minimum: 1, maximum: 365 },
+  webhook_disable_after: { minimum: 3600, maximum: 30 * DAY },
 } as const
 
 /** The longest any token signed under these settings can live: how long a retired key must stay published. */
@@ -50,6 +65,7 @@ export class SettingsStore {
     private readonly db: Kysely<DB>,
     private readonly clock: Clock,
     private readonly invalidation: CacheInvalidation,
+    private readonly outbox: Outbox,
   ) {
     this.#cache = invalidation.cache('settings')
   }
@@ -62,8 +78,8 @@ export class SettingsStore {
   async read(db: Kysely<DB>, accountId: string): Promise<AccountSettings | undefined> {
     const row = await db.selectFrom('account_settings').selectAll().where('account_id', '=', accountId).executeTakeFirst()
     if (!row) return undefined
-    const { account_id: _account, updated_at: _updated, ...settings } = row
-    return settings
+    const { account_id: _account, updated_at: _updated, webhook_retry_schedule: schedule, ...settings } = row
+    return { ...settings, webhook_retry_schedule: JSON.parse(schedule) as number[] }
   }
 
   /**
@@ -80,7 +96,11 @@ export class SettingsStore {
       ])
     }
     const now = this.clock.now()
-    await tx.db.updateTable('account_settings').set({ ...next, updated_at: now }).where('account_id', '=', accountId).execute()
+    await tx.db
+      .updateTable('account_settings')
+      .set({ ...next, webhook_retry_schedule: JSON.stringify(next.webhook_retry_schedule), updated_at: now })
+      .where('account_id', '=', accountId)
+      .execute()
     const longestMs = longestSignedTokenLifetime(next) * 1000
     await tx.db
       .updateTable('signing_keys')
@@ -89,14 +109,17 @@ export class SettingsStore {
       .where('retires_at', '>', now)
       .where((eb) => eb('published_until', '<', eb('retires_at', '+', longestMs)))
       .execute()
-    await recordEvent(tx, accountId, 'oauth.settings.updated', next, now)
+    await this.outbox.record(tx, accountId, 'oauth.settings.updated', next, now)
     await this.invalidation.changed(tx, 'settings', accountId)
     await this.invalidation.changed(tx, 'keys', accountId)
     return next
   }
 
   async insertDefaults(tx: Tx, accountId: string): Promise<AccountSettings> {
-    await tx.db.insertInto('account_settings').values({ ...DEFAULT_SETTINGS, account_id: accountId, updated_at: this.clock.now() }).execute()
+    await tx.db
+      .insertInto('account_settings')
+      .values({ ...DEFAULT_SETTINGS, webhook_retry_schedule: JSON.stringify(DEFAULT_SETTINGS.webhook_retry_schedule), account_id: accountId, updated_at: this.clock.now() })
+      .execute()
     return DEFAULT_SETTINGS
   }
 }

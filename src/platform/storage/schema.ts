@@ -12,6 +12,13 @@ export interface DB {
   events: EventsTable
   token_revocations: TokenRevocationsTable
   client_assertion_jtis: ClientAssertionJtisTable
+  event_idempotency_keys: EventIdempotencyKeysTable
+  custom_event_types: CustomEventTypesTable
+  webhook_endpoints: WebhookEndpointsTable
+  webhook_subscriptions: WebhookSubscriptionsTable
+  webhook_deliveries: WebhookDeliveriesTable
+  webhook_attempts: WebhookAttemptsTable
+  webhook_jobs: WebhookJobsTable
 }
 
 export type AccountStatus = 'active' | 'disabled'
@@ -36,6 +43,12 @@ export interface AccountSettingsTable {
   authorization_code_ttl: number
   default_audience: string | null
   access_token_signing_alg: SigningAlg
+  /** JSON array: the delays in seconds before each retry of a webhook delivery. */
+  webhook_retry_schedule: string
+  /** How long finished deliveries and their events are kept. */
+  webhook_retention_days: number
+  /** Seconds an endpoint may fail without a single success before it is disabled. */
+  webhook_disable_after: number
   updated_at: number
 }
 
@@ -111,6 +124,10 @@ export interface EventsTable {
   /** JSON document. */
   data: string
   created_at: number
+  /** Set when the event's deliveries exist; null while it waits in the outbox for fan-out. */
+  fanned_out_at: number | null
+  /** The caller's key for a published event, for the record; uniqueness lives in event_idempotency_keys. */
+  idempotency_key: string | null
 }
 
 export interface TokenRevocationsTable {
@@ -128,4 +145,114 @@ export interface ClientAssertionJtisTable {
   jti: string
   /** When the assertion stops being acceptable (its `exp` plus the clock tolerance): the row is pruned after it. */
   expires_at: number
+}
+
+/** A publisher's idempotency key: the event it made and a hash of the request, while a retry may still come. */
+export interface EventIdempotencyKeysTable {
+  account_id: string
+  key: string
+  event_id: string
+  request_hash: string
+  expires_at: number
+}
+
+export interface CustomEventTypesTable {
+  account_id: string
+  name: string
+  first_published_at: number
+}
+
+export type EndpointStatus = 'active' | 'disabled'
+/** Why an endpoint is disabled: by the account, after failing for too long, or because it answered 410 Gone. */
+export type EndpointDisabledReason = 'manual' | 'failing' | 'gone'
+
+export interface WebhookEndpointsTable {
+  id: string
+  account_id: string
+  url: string
+  description: string
+  status: EndpointStatus
+  disabled_reason: EndpointDisabledReason | null
+  disabled_at: number | null
+  /** JSON object of the account's own string labels. */
+  metadata: string
+  /** Deliveries per second, or null for no limit. */
+  rate_limit: number | null
+  /** Deliveries in flight at once, across every worker process. */
+  max_in_flight: number
+  /** The `whsec_` signing secret, sealed by the SecretBox. */
+  secret: string
+  /** The secret before the last rotation, sealed; it still signs until `previous_secret_expires_at`. */
+  previous_secret: string | null
+  previous_secret_expires_at: number | null
+  /** When the current run of failures began; null after a success. */
+  failing_since: number | null
+  /** The rate limit's current one-second window and how many deliveries were claimed in it. */
+  rate_window_start: number
+  rate_window_count: number
+  created_at: number
+  updated_at: number
+}
+
+export interface WebhookSubscriptionsTable {
+  id: string
+  account_id: string
+  endpoint_id: string
+  /** JSON array of exact type names, `prefix.*` patterns or `*`. */
+  event_types: string
+  created_at: number
+}
+
+export type DeliveryStatus = 'pending' | 'succeeded' | 'failed' | 'held' | 'cancelled'
+
+export interface WebhookDeliveriesTable {
+  id: string
+  account_id: string
+  event_id: string
+  event_type: string
+  endpoint_id: string
+  status: DeliveryStatus
+  attempt_count: number
+  /**
+   * When a pending delivery is next due. While a worker holds it, this is when the lease ends: a lease that
+   * runs out makes the delivery due again.
+   */
+  next_attempt_at: number | null
+  /** The worker's claim on the delivery; a completion that doesn't carry it is discarded. */
+  lease_token: string | null
+  leased_at: number | null
+  last_attempt_at: number | null
+  last_response_status: number | null
+  last_error: string | null
+  /** When it became succeeded, failed or cancelled: retention counts from here. */
+  finished_at: number | null
+  created_at: number
+}
+
+export interface WebhookAttemptsTable {
+  delivery_id: string
+  /** 1 for the first attempt. */
+  number: number
+  account_id: string
+  started_at: number
+  duration_ms: number | null
+  response_status: number | null
+  /** The network error class when there was no response (`timeout`, `refused`, `worker_lost`, …). */
+  error: string | null
+  response_excerpt: string | null
+}
+
+export interface WebhookJobsTable {
+  id: string
+  account_id: string
+  kind: 'recover'
+  endpoint_id: string
+  /** Deliveries created at or after this instant are re-queued. */
+  since: number
+  status: 'pending' | 'done'
+  /** The last delivery id handled: a restarted job carries on after it. */
+  position: string | null
+  requeued: number
+  created_at: number
+  finished_at: number | null
 }

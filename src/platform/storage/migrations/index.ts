@@ -1,7 +1,9 @@
 import type { Migration } from 'kysely'
 import * as platform from './0001-platform.js'
+import * as webhooks from './0002-webhooks.js'
 
 /** Every migration, in order. Names sort lexically; never rename or edit one that has shipped. */
 export const migrations: Record<string, Migration> = {
   '0001-platform': platform,
+  '0002-webhooks': webhooks,
 }

@@ -1,0 +1,121 @@
+import type { Kysely } from 'kysely'
+import { type Clock, optionalRfc3339, toRfc3339 } from '../../platform/clock.js'
+import { ProblemError, notFound } from '../../platform/http/problems.js'
+import { idBoundary, looksLikeId } from '../../platform/ids.js'
+import { decodeCursor, encodeCursor, type Page } from '../../platform/pagination.js'
+import type { DB, DeliveryStatus, WebhookAttemptsTable, WebhookDeliveriesTable } from '../../platform/storage/schema.js'
+import { transaction } from '../../platform/storage/transaction.js'
+import type { WakeSignal } from './wake.js'
+
+export interface DeliveryView {
+  id: string
+  event_id: string
+  event_type: string
+  endpoint_id: string
+  status: DeliveryStatus
+  attempt_count: number
+  last_response_status: number | null
+  last_error: string | null
+  last_attempt_at: string | null
+  next_attempt_at: string | null
+  created_at: string
+}
+
+export interface AttemptView {
+  number: number
+  started_at: string
+  duration_ms: number | null
+  response_status: number | null
+  error: string | null
+  response_excerpt: string | null
+}
+
+export interface DeliveryFilter {
+  endpoint_id?: string
+  event_id?: string
+  event_type?: string
+  status?: DeliveryStatus
+  /** Epoch ms, inclusive. */
+  since?: number
+  /** Epoch ms, exclusive. */
+  until?: number
+}
+
+/**
+ * Reading deliveries and retrying them by hand. Lists are newest first and paged by id: ids sort by creation
+ * time, so the time range is an id range too, and every filter walks an index that ends in the id.
+ */
+export class Deliveries {
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly clock: Clock,
+    private readonly wake: WakeSignal,
+  ) {}
+
+  async list(accountId: string, filter: DeliveryFilter, limit: number, cursor: string | undefined): Promise<Page<DeliveryView>> {
+    const before = decodeCursor(cursor)
+    let query = this.db.selectFrom('webhook_deliveries').selectAll().where('account_id', '=', accountId).orderBy('id', 'desc').limit(limit + 1)
+    if (before !== undefined) query = query.where('id', '<', before)
+    if (filter.until !== undefined) query = query.where('id', '<', idBoundary('dlv', filter.until))
+    if (filter.since !== undefined) query = query.where('id', '>=', idBoundary('dlv', filter.since))
+    if (filter.endpoint_id !== undefined) query = query.where('endpoint_id', '=', filter.endpoint_id)
+    if (filter.event_id !== undefined) query = query.where('event_id', '=', filter.event_id)
+    if (filter.event_type !== undefined) query = query.where('event_type', '=', filter.event_type)
+    if (filter.status !== undefined) query = query.where('status', '=', filter.status)
+    const rows = await query.execute()
+    const page = rows.slice(0, limit)
+    return { data: page.map(toView), next_cursor: rows.length > limit ? encodeCursor(page.at(-1)!.id) : null }
+  }
+
+  async get(accountId: string, deliveryId: string): Promise<DeliveryView & { attempts: AttemptView[] }> {
+    const row = await this.#existing(this.db, accountId, deliveryId)
+    const attempts = await this.db.selectFrom('webhook_attempts').selectAll().where('delivery_id', '=', deliveryId).orderBy('number').execute()
+    return { ...toView(row), attempts: attempts.map(toAttemptView) }
+  }
+
+  /**
+   * Queues one more attempt now. A failed delivery that fails again is failed again (its schedule stays
+   * spent); a succeeded one is sent again. Held and cancelled deliveries have no endpoint to go to.
+   */
+  async retry(accountId: string, deliveryId: string): Promise<DeliveryView> {
+    return transaction(this.db, async (tx) => {
+      const row = await this.#existing(tx.db, accountId, deliveryId)
+      if (row.status === 'held') throw new ProblemError('conflict', 'The endpoint is disabled: enable it and its held deliveries flow')
+      if (row.status === 'cancelled') throw new ProblemError('conflict', 'The endpoint was deleted: this delivery was cancelled')
+      if (row.lease_token !== null) throw new ProblemError('conflict', 'An attempt of this delivery is in flight')
+      const now = this.clock.now()
+      const next: WebhookDeliveriesTable = { ...row, status: 'pending', next_attempt_at: now, finished_at: null }
+      await tx.db.updateTable('webhook_deliveries').set({ status: 'pending', next_attempt_at: now, finished_at: null }).where('id', '=', row.id).where('lease_token', 'is', null).execute()
+      await this.wake.send(tx)
+      return toView(next)
+    })
+  }
+
+  async #existing(db: Kysely<DB>, accountId: string, deliveryId: string): Promise<WebhookDeliveriesTable> {
+    const row = looksLikeId('dlv', deliveryId)
+      ? await db.selectFrom('webhook_deliveries').selectAll().where('account_id', '=', accountId).where('id', '=', deliveryId).executeTakeFirst()
+      : undefined
+    if (!row) throw notFound(`Delivery ${deliveryId}`)
+    return row
+  }
+}
+
+function toView(row: WebhookDeliveriesTable): DeliveryView {
+  return {
+    id: row.id,
+    event_id: row.event_id,
+    event_type: row.event_type,
+    endpoint_id: row.endpoint_id,
+    status: row.status,
+    attempt_count: row.attempt_count,
+    last_response_status: row.last_response_status,
+    last_error: row.last_error,
+    last_attempt_at: optionalRfc3339(row.last_attempt_at),
+    next_attempt_at: optionalRfc3339(row.next_attempt_at),
+    created_at: toRfc3339(row.created_at),
+  }
+}
+
+function toAttemptView(row: WebhookAttemptsTable): AttemptView {
+  return { number: row.number, started_at: toRfc3339(row.started_at), duration_ms: row.duration_ms, response_status: row.response_status, error: row.error, response_excerpt: row.response_excerpt }
+}

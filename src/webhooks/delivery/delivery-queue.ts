@@ -1,0 +1,317 @@
+import { randomUUID } from 'node:crypto'
+import { type Kysely, sql } from 'kysely'
+import type { Clock } from '../../platform/clock.js'
+import type { Outbox } from '../../platform/events/outbox.js'
+import type { SettingsStore } from '../../platform/settings/settings.js'
+import type { DialectFeatures } from '../../platform/storage/database.js'
+import type { DB, DeliveryStatus, WebhookAttemptsTable } from '../../platform/storage/schema.js'
+import { type Tx, transaction } from '../../platform/storage/transaction.js'
+import type { EndpointStore } from '../endpoints/endpoint-store.js'
+import type { Endpoints } from '../endpoints/endpoints.js'
+import { isOperationalType } from '../events/event-types.js'
+import { nextAttemptAt } from './retry-schedule.js'
+
+/** A delivery a worker holds under a lease, with what it needs to send it. */
+export interface ClaimedDelivery {
+  id: string
+  accountId: string
+  endpointId: string
+  eventId: string
+  eventType: string
+  /** The event's `data` exactly as stored: JSON text, put into the body without parsing. */
+  eventData: string
+  eventCreatedAt: number
+  /** 1 for the first attempt. */
+  attemptNumber: number
+  leaseToken: string
+}
+
+/** What one attempt found: a response status, or the class of network error that prevented one. */
+export interface AttemptOutcome {
+  delivery: ClaimedDelivery
+  startedAt: number
+  durationMs: number | null
+  responseStatus: number | null
+  error: string | null
+  responseExcerpt: string | null
+  retryAfterSeconds: number | null
+}
+
+export interface Claim {
+  deliveries: ClaimedDelivery[]
+  /** An endpoint had due deliveries its rate limit held back: look again when the next second starts. */
+  rateLimited: boolean
+}
+
+/** Serialises claims across processes on PostgreSQL, so per-endpoint caps count every process's leases. */
+const CLAIM_LOCK = 0x48_45_52_44
+/** Endpoints served per claim; the order is shuffled each time so none waits behind the others for long. */
+const ENDPOINTS_PER_CLAIM = 200
+const VALUES_CHUNK = 500
+
+export function isSuccess(status: number | null): boolean {
+  return status !== null && status >= 200 && status < 300
+}
+
+/**
+ * The deliveries table as a queue. A claim leases due deliveries in one short transaction: an endpoint gets at
+ * most its in-flight cap minus what is already leased, and no more than its rate limit allows in the current
+ * second. While leased, `next_attempt_at` is the lease's end, so a worker that dies leaves its deliveries due
+ * again after it; the next claim records the lost attempt as `worker_lost`. Completions are written in batches
+ * and fenced by the lease token, so a worker that lost its lease can't overwrite the new owner's result.
+ */
+export class DeliveryQueue {
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly features: DialectFeatures,
+    private readonly clock: Clock,
+    private readonly settings: SettingsStore,
+    private readonly endpointStore: EndpointStore,
+    private readonly endpoints: Endpoints,
+    private readonly outbox: Outbox,
+  ) {}
+
+  async claim(capacity: number, leaseMs: number): Promise<Claim> {
+    return transaction(this.db, async (tx) => {
+      if (this.features.skipLocked) await sql`select pg_advisory_xact_lock(${CLAIM_LOCK})`.execute(tx.db)
+      const now = this.clock.now()
+      const second = now - (now % 1000)
+      const candidates = await tx.db
+        .selectFrom('webhook_endpoints as e')
+        .select(['e.id', 'e.max_in_flight', 'e.rate_limit', 'e.rate_window_start', 'e.rate_window_count'])
+        .select((eb) =>
+          eb
+            .selectFrom('webhook_deliveries as l')
+            .select((count) => count.fn.countAll<number>().as('n'))
+            .whereRef('l.endpoint_id', '=', 'e.id')
+            .where('l.status', '=', 'pending')
+            .where('l.next_attempt_at', '>', now)
+            .where('l.lease_token', 'is not', null)
+            .as('in_flight'),
+        )
+        .where('e.status', '=', 'active')
+        .where((eb) =>
+          eb.exists(eb.selectFrom('webhook_deliveries as d').select('d.id').whereRef('d.endpoint_id', '=', 'e.id').where('d.status', '=', 'pending').where('d.next_attempt_at', '<=', now)),
+        )
+        .execute()
+
+      let remaining = capacity
+      let rateLimited = false
+      const takes: Array<{ endpointId: string; take: number; rate: { used: number } | null }> = []
+      for (const endpoint of shuffle(candidates).slice(0, ENDPOINTS_PER_CLAIM)) {
+        if (remaining === 0) break
+        let allowance = endpoint.max_in_flight - Number(endpoint.in_flight ?? 0)
+        let rate: { used: number } | null = null
+        if (endpoint.rate_limit !== null) {
+          const used = endpoint.rate_window_start === second ? endpoint.rate_window_count : 0
+          if (used + allowance > endpoint.rate_limit) rateLimited = true
+          allowance = Math.min(allowance, endpoint.rate_limit - used)
+          rate = { used }
+        }
+        const take = Math.min(allowance, remaining)
+        if (take <= 0) continue
+        takes.push({ endpointId: endpoint.id, take, rate })
+        remaining -= take
+      }
+      if (takes.length === 0) return { deliveries: [], rateLimited }
+
+      const picks = takes.map(({ endpointId, take }, index) =>
+        tx.db
+          .selectFrom(
+            tx.db
+              .selectFrom('webhook_deliveries')
+              .select('id')
+              .where('endpoint_id', '=', endpointId)
+              .where('status', '=', 'pending')
+              .where('next_attempt_at', '<=', now)
+              .orderBy('next_attempt_at')
+              .limit(take)
+              .as(`p${index}`),
+          )
+          .select('id'),
+      )
+      const picked = picks.slice(1).reduce((union, pick) => union.unionAll(pick), picks[0]!)
+      let rowsQuery = tx.db
+        .selectFrom('webhook_deliveries')
+        .select(['id', 'account_id', 'endpoint_id', 'event_id', 'event_type', 'attempt_count', 'lease_token', 'leased_at'])
+        .where('id', 'in', picked)
+      if (this.features.skipLocked) rowsQuery = rowsQuery.modifyEnd(sql`for update skip locked`)
+      const rows = await rowsQuery.execute()
+      if (rows.length === 0) return { deliveries: [], rateLimited }
+
+      const leaseToken = randomUUID()
+      await tx.db
+        .updateTable('webhook_deliveries')
+        .set({ lease_token: leaseToken, leased_at: now, next_attempt_at: now + leaseMs })
+        .where('id', 'in', rows.map((row) => row.id))
+        .execute()
+
+      // A lease that ran out: the worker holding it is gone, and whether its attempt reached the receiver is
+      // unknown. It counts as an attempt, recorded as such, and the delivery is tried again at once.
+      const lost = rows.filter((row) => row.lease_token !== null)
+      if (lost.length > 0) {
+        await tx.db
+          .insertInto('webhook_attempts')
+          .values(lost.map((row) => ({ delivery_id: row.id, number: row.attempt_count + 1, account_id: row.account_id, started_at: row.leased_at ?? now, duration_ms: null, response_status: null, error: 'worker_lost', response_excerpt: null })))
+          .onConflict((conflict) => conflict.doNothing())
+          .execute()
+        await tx.db
+          .updateTable('webhook_deliveries')
+          .set((eb) => ({ attempt_count: eb('attempt_count', '+', 1), last_attempt_at: eb.ref('leased_at'), last_error: 'worker_lost', last_response_status: null }))
+          .where('id', 'in', lost.map((row) => row.id))
+          .execute()
+      }
+
+      for (const { endpointId, rate } of takes) {
+        if (rate === null) continue
+        const claimed = rows.filter((row) => row.endpoint_id === endpointId).length
+        await tx.db.updateTable('webhook_endpoints').set({ rate_window_start: second, rate_window_count: rate.used + claimed }).where('id', '=', endpointId).execute()
+      }
+
+      const events = await tx.db
+        .selectFrom('events')
+        .select(['id', 'data', 'created_at'])
+        .where('id', 'in', [...new Set(rows.map((row) => row.event_id))])
+        .execute()
+      const eventsById = new Map(events.map((event) => [event.id, event]))
+      const deliveries = rows.flatMap((row): ClaimedDelivery[] => {
+        const event = eventsById.get(row.event_id)
+        if (!event) return []
+        return [
+          {
+            id: row.id,
+            accountId: row.account_id,
+            endpointId: row.endpoint_id,
+            eventId: row.event_id,
+            eventType: row.event_type,
+            eventData: event.data,
+            eventCreatedAt: event.created_at,
+            attemptNumber: row.attempt_count + (row.lease_token === null ? 1 : 2),
+            leaseToken,
+          },
+        ]
+      })
+      return { deliveries, rateLimited }
+    })
+  }
+
+  /**
+   * Records a batch of attempts and moves each delivery on: `succeeded`, `pending` for its next retry, `held`
+   * when its endpoint is disabled, or `failed` when the schedule is exhausted. Outcomes whose lease was lost
+   * are discarded. Answers the deliveries that reached a final status in this batch.
+   */
+  async complete(outcomes: readonly AttemptOutcome[]): Promise<Array<{ status: DeliveryStatus }>> {
+    if (outcomes.length === 0) return []
+    const now = this.clock.now()
+    const plans = await Promise.all(outcomes.map((outcome) => this.#plan(outcome, now)))
+    return transaction(this.db, async (tx) => {
+      const kept = new Set<string>()
+      for (let start = 0; start < plans.length; start += VALUES_CHUNK) {
+        for (const id of await this.#applyChunk(tx, plans.slice(start, start + VALUES_CHUNK))) kept.add(id)
+      }
+      const applied = plans.filter((plan) => kept.has(plan.outcome.delivery.id))
+      if (applied.length === 0) return []
+      await tx.db.insertInto('webhook_attempts').values(applied.map((plan) => attemptRow(plan.outcome))).onConflict((conflict) => conflict.doNothing()).execute()
+      await this.#trackEndpointHealth(tx, applied, now)
+      for (const plan of applied) {
+        const { delivery } = plan.outcome
+        if (plan.status !== 'failed' || isOperationalType(delivery.eventType)) continue
+        await this.outbox.record(tx, delivery.accountId, 'webhook.delivery.failed', {
+          delivery_id: delivery.id,
+          event_id: delivery.eventId,
+          event_type: delivery.eventType,
+          endpoint_id: delivery.endpointId,
+          attempt_count: delivery.attemptNumber,
+          last_response_status: plan.outcome.responseStatus,
+          last_error: plan.outcome.error,
+        }, now)
+      }
+      return applied.filter((plan) => plan.finishedAt !== null).map((plan) => ({ status: plan.status }))
+    })
+  }
+
+  /** When the earliest pending delivery is due (a leased one: when its lease ends), or null when none waits. */
+  async nextDueAt(): Promise<number | null> {
+    const row = await this.db.selectFrom('webhook_deliveries').select((eb) => eb.fn.min('next_attempt_at').as('due')).where('status', '=', 'pending').executeTakeFirst()
+    return row?.due ?? null
+  }
+
+  async #plan(outcome: AttemptOutcome, now: number): Promise<CompletionPlan> {
+    const { delivery } = outcome
+    if (isSuccess(outcome.responseStatus)) return { outcome, status: 'succeeded', nextAttemptAt: null, finishedAt: now }
+    const settings = await this.settings.get(delivery.accountId)
+    const next = settings ? nextAttemptAt(settings.webhook_retry_schedule, delivery.attemptNumber, now, outcome.retryAfterSeconds) : null
+    if (next === null) return { outcome, status: 'failed', nextAttemptAt: null, finishedAt: now }
+    const target = await this.endpointStore.target(delivery.endpointId)
+    if (target?.status !== 'active') return { outcome, status: 'held', nextAttemptAt: null, finishedAt: null }
+    return { outcome, status: 'pending', nextAttemptAt: next, finishedAt: null }
+  }
+
+  /** One fenced UPDATE for the whole chunk; answers the ids whose lease still held. */
+  async #applyChunk(tx: Tx, plans: readonly CompletionPlan[]): Promise<string[]> {
+    const values = plans.map(
+      ({ outcome, status, nextAttemptAt: next, finishedAt }) =>
+        sql`(cast(${outcome.delivery.id} as text), cast(${outcome.delivery.leaseToken} as text), cast(${status} as text), cast(${outcome.delivery.attemptNumber} as integer), cast(${next} as bigint), cast(${outcome.startedAt} as bigint), cast(${outcome.responseStatus} as integer), cast(${outcome.error} as text), cast(${finishedAt} as bigint))`,
+    )
+    const result = await sql<{ id: string }>`
+      update webhook_deliveries set
+        status = v.column3, attempt_count = v.column4, next_attempt_at = v.column5, lease_token = null, leased_at = null,
+        last_attempt_at = v.column6, last_response_status = v.column7, last_error = v.column8, finished_at = v.column9
+      from (values ${sql.join(values)}) as v
+      where webhook_deliveries.id = v.column1 and webhook_deliveries.lease_token = v.column2
+      returning webhook_deliveries.id`.execute(tx.db)
+    return result.rows.map((row) => row.id)
+  }
+
+  /**
+   * An endpoint that fails without a single success for the account's `webhook_disable_after` is disabled, and
+   * one that answers 410 Gone is disabled at once; a success ends a run of failures.
+   */
+  async #trackEndpointHealth(tx: Tx, plans: readonly CompletionPlan[], now: number): Promise<void> {
+    const succeeded = new Set(plans.filter((plan) => plan.status === 'succeeded').map((plan) => plan.outcome.delivery.endpointId))
+    const failing = new Set(plans.filter((plan) => plan.status !== 'succeeded').map((plan) => plan.outcome.delivery.endpointId))
+    for (const id of succeeded) failing.delete(id)
+    const gone = new Set(plans.filter((plan) => plan.outcome.responseStatus === 410).map((plan) => plan.outcome.delivery.endpointId))
+    if (succeeded.size > 0) {
+      await tx.db.updateTable('webhook_endpoints').set({ failing_since: null }).where('id', 'in', [...succeeded]).where('failing_since', 'is not', null).execute()
+    }
+    if (failing.size === 0) return
+    await tx.db.updateTable('webhook_endpoints').set({ failing_since: now }).where('id', 'in', [...failing]).where('failing_since', 'is', null).execute()
+    const rows = await tx.db.selectFrom('webhook_endpoints').selectAll().where('id', 'in', [...failing]).where('status', '=', 'active').execute()
+    for (const row of rows) {
+      // Read in the transaction: on SQLite it holds the only connection, which a cache miss would wait for.
+      const settings = await this.settings.read(tx.db, row.account_id)
+      const limitMs = (settings?.webhook_disable_after ?? Number.POSITIVE_INFINITY) * 1000
+      if (gone.has(row.id)) await this.endpoints.disable(tx, row, 'gone', now)
+      else if (row.failing_since !== null && now - row.failing_since >= limitMs) await this.endpoints.disable(tx, row, 'failing', now)
+    }
+  }
+}
+
+interface CompletionPlan {
+  outcome: AttemptOutcome
+  status: DeliveryStatus
+  nextAttemptAt: number | null
+  finishedAt: number | null
+}
+
+function attemptRow(outcome: AttemptOutcome): WebhookAttemptsTable {
+  return {
+    delivery_id: outcome.delivery.id,
+    number: outcome.delivery.attemptNumber,
+    account_id: outcome.delivery.accountId,
+    started_at: outcome.startedAt,
+    duration_ms: outcome.durationMs,
+    response_status: outcome.responseStatus,
+    error: outcome.error,
+    response_excerpt: outcome.responseExcerpt,
+  }
+}
+
+function shuffle<T>(items: T[]): T[] {
+  for (let i = items.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1))
+    ;[items[i], items[j]] = [items[j]!, items[i]!]
+  }
+  return items
+}

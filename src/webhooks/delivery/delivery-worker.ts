@@ -1,0 +1,200 @@
+import type { FastifyBaseLogger } from 'fastify'
+import type { Clock } from '../../platform/clock.js'
+import type { EndpointStore } from '../endpoints/endpoint-store.js'
+import type { WebhookMetrics } from '../metrics.js'
+import type { AttemptOutcome, ClaimedDelivery, DeliveryQueue } from './delivery-queue.js'
+import type { FanOut } from './fan-out.js'
+import type { RecoveryJobs } from './recovery-jobs.js'
+import type { Sender } from './sender.js'
+import type { WakeSignal } from './wake.js'
+
+export interface WorkerOptions {
+  /** Attempts in flight at once in this process, over all endpoints. */
+  concurrency: number
+  /** Most deliveries leased by one claim, events fanned out or deliveries recovered per batch. */
+  batch: number
+  /** How long a claim holds a delivery: longer than an attempt's timeout plus a completion flush. */
+  leaseMs: number
+  /** Completions wait at most this long to be written together. */
+  flushIntervalMs: number
+  /** With nothing due, look again after this long even if no signal came (a lost NOTIFY, a peer's lease). */
+  idlePollMs: number
+}
+
+export const DEFAULT_WORKER_OPTIONS: WorkerOptions = { concurrency: 256, batch: 500, leaseMs: 60_000, flushIntervalMs: 10, idlePollMs: 5000 }
+
+/** Completions written per flush at most; more wait for the next one. */
+const FLUSH_BATCH = 1000
+/** After a failed pass (the database went away), wait this long before the next. */
+const ERROR_BACKOFF_MS = 1000
+
+/**
+ * One process's delivery loop. A pass fans out waiting outbox events, advances recovery jobs and claims due
+ * deliveries up to the free concurrency; attempts run concurrently and their outcomes are written in batches.
+ * Passes are driven by signals (new work anywhere, a completed batch here), by a timer set to the next due
+ * delivery, and by a slow fallback poll; signals that arrive during a pass fold into a single next pass.
+ */
+export class DeliveryWorker {
+  #stopped = true
+  #passing: Promise<void> | undefined
+  #passWanted = false
+  #timer: NodeJS.Timeout | undefined
+  #inFlight = 0
+  readonly #sends = new Set<Promise<void>>()
+  #completed: AttemptOutcome[] = []
+  #flushTimer: NodeJS.Timeout | undefined
+  #flushing: Promise<void> | undefined
+
+  constructor(
+    private readonly queue: DeliveryQueue,
+    private readonly fanOut: FanOut,
+    private readonly jobs: RecoveryJobs,
+    private readonly endpoints: EndpointStore,
+    private readonly sender: Sender,
+    private readonly metrics: WebhookMetrics,
+    private readonly clock: Clock,
+    private readonly log: FastifyBaseLogger,
+    wake: WakeSignal,
+    private readonly options: WorkerOptions = DEFAULT_WORKER_OPTIONS,
+  ) {
+    wake.on(() => this.wake())
+  }
+
+  start(): void {
+    if (!this.#stopped) return
+    this.#stopped = false
+    this.wake()
+  }
+
+  /** Stops claiming, lets attempts in flight finish and writes their outcomes. */
+  async stop(): Promise<void> {
+    this.#stopped = true
+    clearTimeout(this.#timer)
+    await this.#passing
+    await Promise.all(this.#sends)
+    clearTimeout(this.#flushTimer)
+    await this.#flush()
+  }
+
+  get running(): boolean {
+    return !this.#stopped
+  }
+
+  /** Runs a pass now, or right after the one under way. */
+  wake(): void {
+    if (this.#stopped) return
+    if (this.#passing) {
+      this.#passWanted = true
+      return
+    }
+    clearTimeout(this.#timer)
+    this.#passing = this.#pass().finally(() => {
+      this.#passing = undefined
+    })
+  }
+
+  async #pass(): Promise<void> {
+    let rateLimited = false
+    try {
+      do {
+        this.#passWanted = false
+        while ((await this.fanOut.drainOutbox(this.options.batch)) === this.options.batch && !this.#stopped);
+        while ((await this.jobs.runBatch(this.options.batch)) && !this.#stopped);
+        rateLimited = await this.#claim()
+      } while (this.#passWanted && !this.#stopped)
+      await this.#scheduleNext(rateLimited)
+    } catch (error) {
+      this.log.warn({ err: error }, 'webhook worker pass failed; retrying shortly')
+      this.#setTimer(ERROR_BACKOFF_MS)
+    }
+  }
+
+  /** Claims what the free concurrency allows and starts sending; answers whether a rate limit held any back. */
+  async #claim(): Promise<boolean> {
+    const capacity = Math.min(this.options.concurrency - this.#inFlight, this.options.batch)
+    if (capacity <= 0 || this.#stopped) return false
+    const { deliveries, rateLimited } = await this.queue.claim(capacity, this.options.leaseMs)
+    for (const delivery of deliveries) this.#send(delivery)
+    // A full claim suggests more is due: claim again as soon as this pass ends.
+    if (deliveries.length === capacity) this.#passWanted = true
+    return rateLimited
+  }
+
+  #send(delivery: ClaimedDelivery): void {
+    this.#inFlight++
+    const sending = this.#attempt(delivery)
+      .then((outcome) => {
+        if (!outcome) return
+        this.metrics.attempted(outcome)
+        this.#completed.push(outcome)
+        this.#scheduleFlush()
+      })
+      .catch((error: unknown) => this.log.error({ err: error, delivery: delivery.id }, 'a webhook attempt failed unexpectedly; its lease will run out and it will be retried'))
+      .finally(() => {
+        this.#inFlight--
+        this.#sends.delete(sending)
+      })
+    this.#sends.add(sending)
+  }
+
+  async #attempt(delivery: ClaimedDelivery): Promise<AttemptOutcome | undefined> {
+    const target = await this.endpoints.target(delivery.endpointId)
+    // Deleted since the claim: the delivery is cancelled and its lease token gone, so there is nothing to record.
+    if (!target) return undefined
+    return this.sender.send(delivery, target)
+  }
+
+  #scheduleFlush(): void {
+    if (this.#completed.length >= FLUSH_BATCH) {
+      clearTimeout(this.#flushTimer)
+      this.#flushTimer = undefined
+      void this.#flush()
+    } else if (!this.#flushTimer) {
+      this.#flushTimer = setTimeout(() => {
+        this.#flushTimer = undefined
+        void this.#flush()
+      }, this.options.flushIntervalMs)
+    }
+  }
+
+  /** Writes the completed attempts; one flush at a time, each taking what has accumulated. */
+  async #flush(): Promise<void> {
+    while (this.#flushing) await this.#flushing
+    const batch = this.#completed.splice(0, FLUSH_BATCH)
+    if (batch.length === 0) return
+    this.#flushing = this.queue
+      .complete(batch)
+      .then((finished) => {
+        for (const { status } of finished) this.metrics.finished(status)
+      })
+      .catch((error: unknown) => {
+        // Nothing is lost: the leases run out and the deliveries are attempted again.
+        this.log.warn({ err: error, attempts: batch.length }, 'could not record webhook attempts; their deliveries will be retried when their leases end')
+      })
+      .finally(() => {
+        this.#flushing = undefined
+      })
+    await this.#flushing
+    if (this.#completed.length > 0) this.#scheduleFlush()
+    // Slots are free again, and failed deliveries may be due at once.
+    this.wake()
+  }
+
+  async #scheduleNext(rateLimited: boolean): Promise<void> {
+    if (this.#stopped) return
+    const now = this.clock.now()
+    const due = await this.queue.nextDueAt()
+    let delay = this.options.idlePollMs
+    if (rateLimited) delay = 1000 - (now % 1000)
+    // Something due that this pass could not claim (caps held by other processes): a signal or the poll brings it.
+    else if (due !== null && due > now) delay = Math.min(due - now, delay)
+    this.#setTimer(delay)
+  }
+
+  #setTimer(delayMs: number): void {
+    if (this.#stopped) return
+    clearTimeout(this.#timer)
+    this.#timer = setTimeout(() => this.wake(), delayMs)
+    this.#timer.unref()
+  }
+}

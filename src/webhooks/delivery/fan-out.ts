@@ -1,0 +1,87 @@
+import { sql, type Kysely } from 'kysely'
+import type { Clock } from '../../platform/clock.js'
+import { newId } from '../../platform/ids.js'
+import type { DB, WebhookDeliveriesTable } from '../../platform/storage/schema.js'
+import { type Tx, transaction } from '../../platform/storage/transaction.js'
+import type { DialectFeatures } from '../../platform/storage/database.js'
+import type { EndpointStore } from '../endpoints/endpoint-store.js'
+import { matchesPattern } from '../events/event-types.js'
+import type { WakeSignal } from './wake.js'
+
+export interface FannedEvent {
+  id: string
+  account_id: string
+  type: string
+}
+
+/** Rows per multi-row INSERT: far below either dialect's limit on bound parameters. */
+const INSERT_CHUNK = 500
+
+/**
+ * Turns events into deliveries: one per subscribed endpoint whose patterns match, `pending` for an active
+ * endpoint and `held` for a disabled one. It runs in the transaction that marks the events fanned out, so an
+ * event is fanned out exactly once: published events in their publishing transaction, outbox events in a
+ * batch claimed by a worker, never by the request that recorded them.
+ */
+export class FanOut {
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly features: DialectFeatures,
+    private readonly endpoints: EndpointStore,
+    private readonly wake: WakeSignal,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Creates the deliveries of `events` in `tx`; answers how many. */
+  async deliver(tx: Tx, events: readonly FannedEvent[], now: number): Promise<number> {
+    const rows: WebhookDeliveriesTable[] = []
+    for (const event of events) {
+      const routes = await this.endpoints.routes(tx.db, event.account_id)
+      const matched = new Map<string, boolean>()
+      for (const route of routes) {
+        if (route.patterns.some((pattern) => matchesPattern(pattern, event.type))) matched.set(route.endpointId, route.active)
+      }
+      for (const [endpointId, active] of matched) {
+        rows.push({
+          id: newId('dlv', now),
+          account_id: event.account_id,
+          event_id: event.id,
+          event_type: event.type,
+          endpoint_id: endpointId,
+          status: active ? 'pending' : 'held',
+          attempt_count: 0,
+          next_attempt_at: active ? now : null,
+          lease_token: null,
+          leased_at: null,
+          last_attempt_at: null,
+          last_response_status: null,
+          last_error: null,
+          finished_at: null,
+          created_at: now,
+        })
+      }
+    }
+    for (let start = 0; start < rows.length; start += INSERT_CHUNK) {
+      await tx.db.insertInto('webhook_deliveries').values(rows.slice(start, start + INSERT_CHUNK)).execute()
+    }
+    if (rows.some((row) => row.status === 'pending')) await this.wake.send(tx)
+    return rows.length
+  }
+
+  /**
+   * Fans out up to `limit` events waiting in the outbox, oldest first; answers how many events it took. On
+   * PostgreSQL, concurrent workers skip each other's batches rather than wait for them.
+   */
+  async drainOutbox(limit: number): Promise<number> {
+    return transaction(this.db, async (tx) => {
+      let query = tx.db.selectFrom('events').select(['id', 'account_id', 'type']).where('fanned_out_at', 'is', null).orderBy('created_at').limit(limit)
+      if (this.features.skipLocked) query = query.modifyEnd(sql`for update skip locked`)
+      const events = await query.execute()
+      if (events.length === 0) return 0
+      const now = this.clock.now()
+      await this.deliver(tx, events, now)
+      await tx.db.updateTable('events').set({ fanned_out_at: now }).where('id', 'in', events.map((event) => event.id)).execute()
+      return events.length
+    })
+  }
+}

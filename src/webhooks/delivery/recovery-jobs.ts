@@ -1,0 +1,112 @@
+import { type Kysely, sql } from 'kysely'
+import { type Clock, optionalRfc3339, toRfc3339 } from '../../platform/clock.js'
+import { notFound } from '../../platform/http/problems.js'
+import { idBoundary, looksLikeId, newId } from '../../platform/ids.js'
+import type { DialectFeatures } from '../../platform/storage/database.js'
+import type { DB, WebhookJobsTable } from '../../platform/storage/schema.js'
+import { transaction } from '../../platform/storage/transaction.js'
+import type { WakeSignal } from './wake.js'
+
+export interface JobView {
+  id: string
+  kind: 'recover'
+  endpoint_id: string
+  since: string
+  status: 'pending' | 'done'
+  requeued: number
+  created_at: string
+  finished_at: string | null
+}
+
+/**
+ * Recovering an endpoint: its failed deliveries created since a given time are queued again. The request only
+ * records the job; workers carry it out in bounded batches, each one transaction that also records how far it
+ * got, so a restart carries on where it stopped and a large recovery never holds the database for long.
+ */
+export class RecoveryJobs {
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly features: DialectFeatures,
+    private readonly clock: Clock,
+    private readonly wake: WakeSignal,
+  ) {}
+
+  async create(accountId: string, endpointId: string, since: number): Promise<JobView> {
+    return transaction(this.db, async (tx) => {
+      const endpoint = looksLikeId('ep', endpointId)
+        ? await tx.db.selectFrom('webhook_endpoints').select('id').where('account_id', '=', accountId).where('id', '=', endpointId).executeTakeFirst()
+        : undefined
+      if (!endpoint) throw notFound(`Endpoint ${endpointId}`)
+      const now = this.clock.now()
+      const row: WebhookJobsTable = { id: newId('job', now), account_id: accountId, kind: 'recover', endpoint_id: endpointId, since, status: 'pending', position: null, requeued: 0, created_at: now, finished_at: null }
+      await tx.db.insertInto('webhook_jobs').values(row).execute()
+      await this.wake.send(tx)
+      return toView(row)
+    })
+  }
+
+  async get(accountId: string, jobId: string): Promise<JobView> {
+    const row = looksLikeId('job', jobId)
+      ? await this.db.selectFrom('webhook_jobs').selectAll().where('account_id', '=', accountId).where('id', '=', jobId).executeTakeFirst()
+      : undefined
+    if (!row) throw notFound(`Job ${jobId}`)
+    return toView(row)
+  }
+
+  /** One batch of the oldest unfinished job; answers false when there was none to work on. */
+  async runBatch(batch: number): Promise<boolean> {
+    return transaction(this.db, async (tx) => {
+      let query = tx.db.selectFrom('webhook_jobs').selectAll().where('status', '=', 'pending').orderBy('created_at').limit(1)
+      if (this.features.skipLocked) query = query.modifyEnd(sql`for update skip locked`)
+      const job = await query.executeTakeFirst()
+      if (!job) return false
+      const now = this.clock.now()
+      const endpoint = await tx.db.selectFrom('webhook_endpoints').select('status').where('id', '=', job.endpoint_id).executeTakeFirst()
+      let ids: string[] = []
+      if (endpoint) {
+        const from = job.position ?? idBoundary('dlv', job.since)
+        const rows = await tx.db
+          .selectFrom('webhook_deliveries')
+          .select('id')
+          .where('account_id', '=', job.account_id)
+          .where('endpoint_id', '=', job.endpoint_id)
+          .where('status', '=', 'failed')
+          .where('id', job.position === null ? '>=' : '>', from)
+          .orderBy('id')
+          .limit(batch)
+          .execute()
+        ids = rows.map((row) => row.id)
+      }
+      if (ids.length > 0) {
+        // A disabled endpoint's recovered deliveries wait, held, for it to be enabled.
+        const active = endpoint?.status === 'active'
+        await tx.db
+          .updateTable('webhook_deliveries')
+          .set({ status: active ? 'pending' : 'held', next_attempt_at: active ? now : null, finished_at: null })
+          .where('id', 'in', ids)
+          .execute()
+        if (active) await this.wake.send(tx)
+      }
+      const done = ids.length < batch
+      await tx.db
+        .updateTable('webhook_jobs')
+        .set({ position: ids.at(-1) ?? job.position, requeued: job.requeued + ids.length, status: done ? 'done' : 'pending', finished_at: done ? now : null })
+        .where('id', '=', job.id)
+        .execute()
+      return true
+    })
+  }
+}
+
+function toView(row: WebhookJobsTable): JobView {
+  return {
+    id: row.id,
+    kind: row.kind,
+    endpoint_id: row.endpoint_id,
+    since: toRfc3339(row.since),
+    status: row.status,
+    requeued: row.requeued,
+    created_at: toRfc3339(row.created_at),
+    finished_at: optionalRfc3339(row.finished_at),
+  }
+}

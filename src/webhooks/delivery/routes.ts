@@ -1,0 +1,72 @@
+import { Type } from 'typebox'
+import { PageOf, PageQuery, ProblemSchema } from '../../platform/http/schemas.js'
+import type { App } from '../../platform/http/types.js'
+import type { Deliveries } from './deliveries.js'
+
+const Timestamp = Type.String({ format: 'date-time' })
+const Status = Type.Enum(['pending', 'succeeded', 'failed', 'held', 'cancelled'])
+const DeliveryFields = {
+  id: Type.String(),
+  event_id: Type.String(),
+  event_type: Type.String(),
+  endpoint_id: Type.String(),
+  status: Status,
+  attempt_count: Type.Integer(),
+  last_response_status: Type.Union([Type.Integer(), Type.Null()]),
+  last_error: Type.Union([Type.String(), Type.Null()], { description: 'The network error class of the last attempt when it got no response' }),
+  last_attempt_at: Type.Union([Timestamp, Type.Null()]),
+  next_attempt_at: Type.Union([Timestamp, Type.Null()], { description: 'When a pending delivery is next attempted (while in flight: when its lease ends)' }),
+  created_at: Timestamp,
+}
+const DeliverySchema = Type.Object(DeliveryFields)
+const AttemptSchema = Type.Object({
+  number: Type.Integer(),
+  started_at: Timestamp,
+  duration_ms: Type.Union([Type.Integer(), Type.Null()]),
+  response_status: Type.Union([Type.Integer(), Type.Null()]),
+  error: Type.Union([Type.String(), Type.Null()], { description: 'timeout, refused, dns, tls, blocked_address, reset, response_too_large, network or worker_lost' }),
+  response_excerpt: Type.Union([Type.String(), Type.Null()], { description: 'The first KiB of the response body' }),
+})
+const Params = Type.Object({ accountId: Type.String(), deliveryId: Type.String({ maxLength: 64 }) })
+const IdFilter = Type.String({ maxLength: 64 })
+const errors = { '4xx': ProblemSchema }
+const tags = ['webhook deliveries']
+
+export function deliveryRoutes(app: App, deliveries: Deliveries): void {
+  app.get(
+    '/webhooks/deliveries',
+    {
+      config: { scope: 'herald:webhooks:read' },
+      schema: {
+        summary: "Lists the account's deliveries, newest first",
+        tags,
+        querystring: Type.Object({
+          ...PageQuery.properties,
+          endpoint_id: Type.Optional(IdFilter),
+          event_id: Type.Optional(IdFilter),
+          event_type: Type.Optional(Type.String({ maxLength: 128 })),
+          status: Type.Optional(Status),
+          since: Type.Optional(Type.String({ format: 'date-time', description: 'Created at or after' })),
+          until: Type.Optional(Type.String({ format: 'date-time', description: 'Created before' })),
+        }),
+        response: { 200: PageOf(DeliverySchema), ...errors },
+      },
+    },
+    async (request) => {
+      const { limit, cursor, since, until, ...filter } = request.query
+      return deliveries.list(request.account.id, { ...filter, since: since === undefined ? undefined : Date.parse(since), until: until === undefined ? undefined : Date.parse(until) }, limit, cursor)
+    },
+  )
+
+  app.get(
+    '/webhooks/deliveries/:deliveryId',
+    { config: { scope: 'herald:webhooks:read' }, schema: { summary: 'Reads a delivery with every attempt', tags, params: Params, response: { 200: Type.Object({ ...DeliveryFields, attempts: Type.Array(AttemptSchema) }), ...errors } } },
+    async (request) => deliveries.get(request.account.id, request.params.deliveryId),
+  )
+
+  app.post(
+    '/webhooks/deliveries/:deliveryId/retry',
+    { config: { scope: 'herald:webhooks:write' }, schema: { summary: 'Attempts the delivery again now', tags, params: Params, response: { 202: DeliverySchema, ...errors } } },
+    async (request, reply) => reply.status(202).send(await deliveries.retry(request.account.id, request.params.deliveryId)),
+  )
+}

@@ -1,0 +1,104 @@
+import type { Kysely } from 'kysely'
+import type { CacheInvalidation } from '../../platform/cache/invalidation.js'
+import type { TtlCache } from '../../platform/cache/ttl-cache.js'
+import type { SecretBox } from '../../platform/crypto/secret-box.js'
+import type { DB, EndpointStatus, WebhookEndpointsTable } from '../../platform/storage/schema.js'
+import type { Tx } from '../../platform/storage/transaction.js'
+import { secretKey } from '../delivery/signing.js'
+
+/** What a worker needs to send to an endpoint, decrypted once and cached. */
+export interface DeliveryTarget {
+  id: string
+  accountId: string
+  url: string
+  status: EndpointStatus
+  secret: Buffer
+  /** The secret before the last rotation, and until when it still signs. */
+  previous: { secret: Buffer; until: number } | null
+}
+
+/** Which endpoints an account's events go to: every subscription, with its endpoint's status. */
+export interface Route {
+  endpointId: string
+  active: boolean
+  patterns: readonly string[]
+}
+
+/**
+ * Endpoint rows, their sealed secrets and the two caches the delivery path reads: targets by endpoint id and
+ * routes by account. Every change goes through `changed`, so both caches drop what it touched on every process.
+ */
+export class EndpointStore {
+  readonly #targets: TtlCache<DeliveryTarget>
+  readonly #routes: TtlCache<Route[]>
+
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly box: SecretBox,
+    private readonly invalidation: CacheInvalidation,
+  ) {
+    this.#targets = invalidation.cache('webhook_endpoints')
+    this.#routes = invalidation.cache('webhook_routes')
+  }
+
+  target(endpointId: string): Promise<DeliveryTarget | undefined> {
+    return this.#targets.get(endpointId, async () => {
+      const row = await this.db.selectFrom('webhook_endpoints').selectAll().where('id', '=', endpointId).executeTakeFirst()
+      return row && this.#toTarget(row)
+    })
+  }
+
+  /** `db` is the caller's transaction when there is one: SQLite has a single connection, which it holds. */
+  async routes(db: Kysely<DB>, accountId: string): Promise<Route[]> {
+    return (await this.#routes.get(accountId, () => this.#readRoutes(db, accountId))) ?? []
+  }
+
+  async #readRoutes(db: Kysely<DB>, accountId: string): Promise<Route[]> {
+    const rows = await db
+      .selectFrom('webhook_subscriptions as s')
+      .innerJoin('webhook_endpoints as e', 'e.id', 's.endpoint_id')
+      .select(['s.endpoint_id', 's.event_types', 'e.status'])
+      .where('s.account_id', '=', accountId)
+      .execute()
+    return rows.map((row) => ({ endpointId: row.endpoint_id, active: row.status === 'active', patterns: JSON.parse(row.event_types) as string[] }))
+  }
+
+  async read(db: Kysely<DB>, accountId: string, endpointId: string): Promise<WebhookEndpointsTable | undefined> {
+    return db.selectFrom('webhook_endpoints').selectAll().where('account_id', '=', accountId).where('id', '=', endpointId).executeTakeFirst()
+  }
+
+  seal(accountId: string, endpointId: string, secret: string): string {
+    return this.box.seal(secret, sealContext(accountId, endpointId))
+  }
+
+  open(row: Pick<WebhookEndpointsTable, 'account_id' | 'id'>, sealed: string): string {
+    return this.box.open(sealed, sealContext(row.account_id, row.id))
+  }
+
+  /** Drops the endpoint, and its account's routes, from every process's caches once `tx` commits. */
+  async changed(tx: Tx, accountId: string, endpointId: string): Promise<void> {
+    await this.invalidation.changed(tx, 'webhook_endpoints', endpointId)
+    await this.invalidation.changed(tx, 'webhook_routes', accountId)
+  }
+
+  #toTarget(row: WebhookEndpointsTable): DeliveryTarget {
+    const key = (sealed: string): Buffer => {
+      const bytes = secretKey(this.open(row, sealed))
+      if (!bytes) throw new Error(`endpoint ${row.id} has a malformed signing secret`)
+      return bytes
+    }
+    return {
+      id: row.id,
+      accountId: row.account_id,
+      url: row.url,
+      status: row.status,
+      secret: key(row.secret),
+      previous: row.previous_secret && row.previous_secret_expires_at !== null ? { secret: key(row.previous_secret), until: row.previous_secret_expires_at } : null,
+    }
+  }
+}
+
+/** Both secrets of an endpoint share its identity: they are the same secret at two moments. */
+function sealContext(accountId: string, endpointId: string): string {
+  return `webhook_endpoint:${accountId}:${endpointId}`
+}

@@ -1,0 +1,55 @@
+import { lookup } from 'node:dns/promises'
+import { type Cidr, isAllowedAddress, parseHostLiteral } from '../../platform/outbound/addresses.js'
+
+export interface EndpointUrlPolicy {
+  /** `HERALD_WEBHOOK_ALLOW_HTTP`: plain http is accepted (development only). */
+  allowHttp: boolean
+  allowedCidrs: readonly Cidr[]
+}
+
+const MAX_URL_LENGTH = 2048
+const RESOLVE_TIMEOUT_MS = 5000
+
+/**
+ * Why `text` can't be an endpoint URL, or undefined when it can. Literal addresses and names that resolve to a
+ * non-public address are refused up front, so the mistake shows at once rather than as failed attempts; every
+ * attempt still vets the address it connects to, because DNS answers change. A name that does not resolve now
+ * is accepted: it may be set up later, and its attempts record `dns` until it is.
+ */
+export async function endpointUrlProblem(text: string, policy: EndpointUrlPolicy): Promise<string | undefined> {
+  if (text.length > MAX_URL_LENGTH) return `must be at most ${MAX_URL_LENGTH} characters`
+  let url: URL
+  try {
+    url = new URL(text)
+  } catch {
+    return 'must be an absolute URL'
+  }
+  if (url.protocol !== 'https:' && !(policy.allowHttp && url.protocol === 'http:')) {
+    return policy.allowHttp ? 'must use https or http' : 'must use https'
+  }
+  if (url.username || url.password) return 'must not contain credentials'
+  if (url.hash) return 'must not contain a fragment'
+  // WHATWG URL has already turned `2130706433`, `0x7f.1` and `0` into dotted quads.
+  const literal = parseHostLiteral(url.hostname)
+  const addresses = literal ? [literal.address] : await resolve(url.hostname)
+  for (const address of addresses) {
+    const verdict = isAllowedAddress(address, policy.allowedCidrs)
+    if (!verdict.allowed) return `must not point at a ${verdict.reason.replace(/_/g, '-')} address (${url.hostname} is ${address})`
+  }
+  return undefined
+}
+
+async function resolve(hostname: string): Promise<string[]> {
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error('resolution timed out')), RESOLVE_TIMEOUT_MS)
+  })
+  try {
+    const answers = await Promise.race([lookup(hostname, { all: true, verbatim: true }), timeout])
+    return answers.map((answer) => answer.address)
+  } catch {
+    return []
+  } finally {
+    clearTimeout(timer)
+  }
+}

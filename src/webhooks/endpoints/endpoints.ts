@@ -1,0 +1,227 @@
+import type { Kysely } from 'kysely'
+import { type Clock, optionalRfc3339, toRfc3339 } from '../../platform/clock.js'
+import type { Outbox } from '../../platform/events/outbox.js'
+import { ProblemError, notFound } from '../../platform/http/problems.js'
+import { looksLikeId, newId } from '../../platform/ids.js'
+import { decodeCursor, encodeCursor, type Page } from '../../platform/pagination.js'
+import type { DB, EndpointDisabledReason, EndpointStatus, WebhookEndpointsTable } from '../../platform/storage/schema.js'
+import { type Tx, transaction } from '../../platform/storage/transaction.js'
+import { generateSecret, secretKey } from '../delivery/signing.js'
+import type { WakeSignal } from '../delivery/wake.js'
+import type { EndpointStore } from './endpoint-store.js'
+import { type EndpointUrlPolicy, endpointUrlProblem } from './endpoint-url.js'
+
+export interface EndpointView {
+  id: string
+  url: string
+  description: string
+  status: EndpointStatus
+  disabled_reason: EndpointDisabledReason | null
+  disabled_at: string | null
+  metadata: Record<string, string>
+  rate_limit: number | null
+  max_in_flight: number
+  created_at: string
+  updated_at: string
+}
+
+export interface EndpointInput {
+  url: string
+  description?: string
+  metadata?: Record<string, string>
+  rate_limit?: number | null
+  max_in_flight?: number
+  secret?: string
+}
+
+export type EndpointChanges = Partial<Omit<EndpointInput, 'secret'>> & { status?: EndpointStatus }
+
+export const DEFAULT_MAX_IN_FLIGHT = 20
+/** How long a rotated-out secret keeps signing beside the new one, unless the rotation says otherwise. */
+export const DEFAULT_ROTATION_OVERLAP_SECONDS = 24 * 3600
+
+/**
+ * An account's webhook endpoints. Each change is one transaction with its `webhook.endpoint.*` event. Disabling
+ * holds the endpoint's waiting deliveries, enabling releases them, deleting cancels them: none is ever dropped.
+ */
+export class Endpoints {
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly store: EndpointStore,
+    private readonly clock: Clock,
+    private readonly outbox: Outbox,
+    private readonly wake: WakeSignal,
+    private readonly urlPolicy: EndpointUrlPolicy,
+  ) {}
+
+  async create(accountId: string, input: EndpointInput): Promise<EndpointView> {
+    await this.#checkUrl(input.url)
+    const secret = input.secret ?? generateSecret()
+    if (!secretKey(secret)) throw invalidSecret()
+    return transaction(this.db, async (tx) => {
+      const now = this.clock.now()
+      const id = newId('ep', now)
+      const row: WebhookEndpointsTable = {
+        id,
+        account_id: accountId,
+        url: input.url,
+        description: input.description ?? '',
+        status: 'active',
+        disabled_reason: null,
+        disabled_at: null,
+        metadata: JSON.stringify(input.metadata ?? {}),
+        rate_limit: input.rate_limit ?? null,
+        max_in_flight: input.max_in_flight ?? DEFAULT_MAX_IN_FLIGHT,
+        secret: this.store.seal(accountId, id, secret),
+        previous_secret: null,
+        previous_secret_expires_at: null,
+        failing_since: null,
+        rate_window_start: 0,
+        rate_window_count: 0,
+        created_at: now,
+        updated_at: now,
+      }
+      await tx.db.insertInto('webhook_endpoints').values(row).execute()
+      const view = toView(row)
+      await this.outbox.record(tx, accountId, 'webhook.endpoint.created', view, now)
+      await this.store.changed(tx, accountId, id)
+      return view
+    })
+  }
+
+  async get(accountId: string, endpointId: string): Promise<EndpointView> {
+    return toView(await this.#existing(this.db, accountId, endpointId))
+  }
+
+  async list(accountId: string, limit: number, cursor: string | undefined): Promise<Page<EndpointView>> {
+    const after = decodeCursor(cursor)
+    let query = this.db.selectFrom('webhook_endpoints').selectAll().where('account_id', '=', accountId).orderBy('id').limit(limit + 1)
+    if (after !== undefined) query = query.where('id', '>', after)
+    const rows = await query.execute()
+    const page = rows.slice(0, limit)
+    return { data: page.map(toView), next_cursor: rows.length > limit ? encodeCursor(page.at(-1)!.id) : null }
+  }
+
+  async update(accountId: string, endpointId: string, changes: EndpointChanges): Promise<EndpointView> {
+    if (changes.url !== undefined) await this.#checkUrl(changes.url)
+    return transaction(this.db, async (tx) => {
+      const row = await this.#existing(tx.db, accountId, endpointId)
+      const now = this.clock.now()
+      const { status, metadata, ...fields } = changes
+      const next: WebhookEndpointsTable = { ...row, ...fields, ...(metadata !== undefined && { metadata: JSON.stringify(metadata) }), updated_at: now }
+      await tx.db.updateTable('webhook_endpoints').set(next).where('id', '=', endpointId).execute()
+      if (Object.keys(fields).length > 0 || metadata !== undefined) {
+        await this.outbox.record(tx, accountId, 'webhook.endpoint.updated', toView(next), now)
+      }
+      await this.store.changed(tx, accountId, endpointId)
+      if (status === 'disabled' && row.status === 'active') return toView(await this.disable(tx, next, 'manual', now))
+      if (status === 'active' && row.status === 'disabled') return toView(await this.#enable(tx, next, now))
+      return toView(next)
+    })
+  }
+
+  /** Deletes the endpoint and its subscriptions; its deliveries that had not finished become `cancelled`. */
+  async delete(accountId: string, endpointId: string): Promise<void> {
+    await transaction(this.db, async (tx) => {
+      const row = await this.#existing(tx.db, accountId, endpointId)
+      const now = this.clock.now()
+      await tx.db
+        .updateTable('webhook_deliveries')
+        .set({ status: 'cancelled', next_attempt_at: null, lease_token: null, finished_at: now })
+        .where('endpoint_id', '=', endpointId)
+        .where('status', 'in', ['pending', 'held'])
+        .execute()
+      await tx.db.deleteFrom('webhook_endpoints').where('id', '=', endpointId).execute()
+      await this.outbox.record(tx, accountId, 'webhook.endpoint.deleted', { id: row.id, url: row.url }, now)
+      await this.store.changed(tx, accountId, endpointId)
+    })
+  }
+
+  async revealSecret(accountId: string, endpointId: string): Promise<{ secret: string }> {
+    const row = await this.#existing(this.db, accountId, endpointId)
+    return { secret: this.store.open(row, row.secret) }
+  }
+
+  /**
+   * A new secret (given or generated). The old one keeps signing beside it for `overlapSeconds`, so receivers
+   * can switch without missing a delivery; each attempt carries one signature per valid secret.
+   */
+  async rotateSecret(accountId: string, endpointId: string, options: { secret?: string; overlapSeconds?: number }): Promise<{ secret: string; previous_secret_expires_at: string | null }> {
+    const secret = options.secret ?? generateSecret()
+    if (!secretKey(secret)) throw invalidSecret()
+    const overlapMs = (options.overlapSeconds ?? DEFAULT_ROTATION_OVERLAP_SECONDS) * 1000
+    return transaction(this.db, async (tx) => {
+      const row = await this.#existing(tx.db, accountId, endpointId)
+      const now = this.clock.now()
+      const previousUntil = overlapMs > 0 ? now + overlapMs : null
+      await tx.db
+        .updateTable('webhook_endpoints')
+        .set({ secret: this.store.seal(accountId, endpointId, secret), previous_secret: previousUntil === null ? null : row.secret, previous_secret_expires_at: previousUntil, updated_at: now })
+        .where('id', '=', endpointId)
+        .execute()
+      await this.store.changed(tx, accountId, endpointId)
+      return { secret, previous_secret_expires_at: optionalRfc3339(previousUntil) }
+    })
+  }
+
+  /**
+   * Disables an endpoint (by hand, or by a worker when it failed too long or answered 410): its waiting
+   * deliveries become `held`, and so will the deliveries of new events, until it is enabled again.
+   */
+  async disable(tx: Tx, row: WebhookEndpointsTable, reason: EndpointDisabledReason, now: number): Promise<WebhookEndpointsTable> {
+    const next: WebhookEndpointsTable = { ...row, status: 'disabled', disabled_reason: reason, disabled_at: now, updated_at: now }
+    await tx.db.updateTable('webhook_endpoints').set({ status: 'disabled', disabled_reason: reason, disabled_at: now, updated_at: now }).where('id', '=', row.id).execute()
+    // A delivery a worker holds right now completes first; it is held if it has to wait again.
+    await tx.db
+      .updateTable('webhook_deliveries')
+      .set({ status: 'held', next_attempt_at: null })
+      .where('endpoint_id', '=', row.id)
+      .where('status', '=', 'pending')
+      .where('lease_token', 'is', null)
+      .execute()
+    await this.outbox.record(tx, row.account_id, 'webhook.endpoint.disabled', toView(next), now)
+    await this.store.changed(tx, row.account_id, row.id)
+    return next
+  }
+
+  async #enable(tx: Tx, row: WebhookEndpointsTable, now: number): Promise<WebhookEndpointsTable> {
+    const next: WebhookEndpointsTable = { ...row, status: 'active', disabled_reason: null, disabled_at: null, failing_since: null, updated_at: now }
+    await tx.db.updateTable('webhook_endpoints').set({ status: 'active', disabled_reason: null, disabled_at: null, failing_since: null, updated_at: now }).where('id', '=', row.id).execute()
+    await tx.db.updateTable('webhook_deliveries').set({ status: 'pending', next_attempt_at: now }).where('endpoint_id', '=', row.id).where('status', '=', 'held').execute()
+    await this.outbox.record(tx, row.account_id, 'webhook.endpoint.enabled', toView(next), now)
+    await this.store.changed(tx, row.account_id, row.id)
+    await this.wake.send(tx)
+    return next
+  }
+
+  async #existing(db: Kysely<DB>, accountId: string, endpointId: string): Promise<WebhookEndpointsTable> {
+    const row = looksLikeId('ep', endpointId) ? await this.store.read(db, accountId, endpointId) : undefined
+    if (!row) throw notFound(`Endpoint ${endpointId}`)
+    return row
+  }
+
+  async #checkUrl(url: string): Promise<void> {
+    const problem = await endpointUrlProblem(url, this.urlPolicy)
+    if (problem) throw new ProblemError('validation_failed', `url ${problem}`, [{ pointer: '/body/url', message: problem }])
+  }
+}
+
+export function toView(row: WebhookEndpointsTable): EndpointView {
+  return {
+    id: row.id,
+    url: row.url,
+    description: row.description,
+    status: row.status,
+    disabled_reason: row.disabled_reason,
+    disabled_at: optionalRfc3339(row.disabled_at),
+    metadata: JSON.parse(row.metadata) as Record<string, string>,
+    rate_limit: row.rate_limit,
+    max_in_flight: row.max_in_flight,
+    created_at: toRfc3339(row.created_at),
+    updated_at: toRfc3339(row.updated_at),
+  }
+}
+
+function invalidSecret(): ProblemError {
+  return new ProblemError('validation_failed', 'secret must be whsec_ followed by the base64 of 24 to 64 random bytes', [{ pointer: '/body/secret', message: 'is not a valid whsec_ secret' }])
+}

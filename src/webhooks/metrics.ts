@@ -1,0 +1,75 @@
+import type { Kysely } from 'kysely'
+import { Counter, Gauge, Histogram, Registry } from 'prom-client'
+import type { Clock } from '../platform/clock.js'
+import type { DB } from '../platform/storage/schema.js'
+import type { AttemptOutcome } from './delivery/delivery-queue.js'
+
+/** Counting every delivery by status scans the table, so a scrape reuses a count this fresh. */
+const STATUS_COUNT_MAX_AGE_MS = 15_000
+
+/**
+ * The webhook area's Prometheus metrics. Counters and histograms are this process's; the queue gauges are read
+ * from the database at scrape time, so every process reports the same shared queue.
+ */
+export class WebhookMetrics {
+  readonly registry = new Registry()
+  readonly #attempts = new Counter({ name: 'herald_webhook_attempts_total', help: 'Delivery attempts by outcome: the response class (2xx, 3xx, 4xx, 5xx) or the network error class', labelNames: ['outcome'], registers: [this.registry] })
+  readonly #duration = new Histogram({ name: 'herald_webhook_attempt_duration_seconds', help: 'How long attempts took, from the request to the end of the kept response', buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15], registers: [this.registry] })
+  readonly #firstAttempt = new Histogram({ name: 'herald_webhook_publish_to_first_attempt_seconds', help: "From an event's creation to the start of its deliveries' first attempts", buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60], registers: [this.registry] })
+  readonly #finished = new Counter({ name: 'herald_webhook_deliveries_finished_total', help: 'Deliveries that reached a final status in this process', labelNames: ['status'], registers: [this.registry] })
+  #statusCounts: { at: number; rows: Array<{ status: string; count: number }> } | undefined
+
+  constructor(db: Kysely<DB>, clock: Clock) {
+    const statusCounts = () => this.#countByStatus(db)
+    new Gauge({
+      name: 'herald_webhook_deliveries',
+      help: 'Deliveries by status, across every process',
+      labelNames: ['status'],
+      registers: [this.registry],
+      async collect() {
+        const rows = await statusCounts()
+        this.reset()
+        for (const row of rows) this.set({ status: row.status }, row.count)
+      },
+    })
+    new Gauge({
+      name: 'herald_webhook_queue_due',
+      help: 'Pending deliveries that are due now (the queue depth)',
+      registers: [this.registry],
+      async collect() {
+        const row = await db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll<number>().as('count')).where('status', '=', 'pending').where('next_attempt_at', '<=', clock.now()).where('lease_token', 'is', null).executeTakeFirst()
+        this.set(Number(row?.count ?? 0))
+      },
+    })
+    new Gauge({
+      name: 'herald_webhook_oldest_due_age_seconds',
+      help: 'How long the longest-waiting due delivery has been due; 0 when none is',
+      registers: [this.registry],
+      async collect() {
+        const now = clock.now()
+        const row = await db.selectFrom('webhook_deliveries').select((eb) => eb.fn.min('next_attempt_at').as('due')).where('status', '=', 'pending').where('lease_token', 'is', null).executeTakeFirst()
+        const due = row?.due ?? null
+        this.set(due === null || due > now ? 0 : (now - due) / 1000)
+      },
+    })
+  }
+
+  async #countByStatus(db: Kysely<DB>): Promise<Array<{ status: string; count: number }>> {
+    const now = Date.now()
+    if (!this.#statusCounts || now - this.#statusCounts.at > STATUS_COUNT_MAX_AGE_MS) {
+      const rows = await db.selectFrom('webhook_deliveries').select((eb) => ['status', eb.fn.countAll<number>().as('count')]).groupBy('status').execute()
+      this.#statusCounts = { at: now, rows: rows.map((row) => ({ status: row.status, count: Number(row.count) })) }
+    }
+    return this.#statusCounts.rows
+  }
+
+  attempted(outcome: AttemptOutcome): void {
+    this.#attempts.inc({ outcome: outcome.responseStatus === null ? (outcome.error ?? 'network') : `${Math.floor(outcome.responseStatus / 100)}xx` })
+    if (outcome.durationMs !== null) this.#duration.observe(outcome.durationMs / 1000)
+    if (outcome.delivery.attemptNumber === 1) this.#firstAttempt.observe(Math.max(0, outcome.startedAt - outcome.delivery.eventCreatedAt) / 1000)
+  }
+
+  finished(status: string, count = 1): void {
+    this.#finished.inc({ status }, count)
+  }
+}

@@ -1,0 +1,67 @@
+import type { Kysely } from 'kysely'
+import type { Clock } from '../platform/clock.js'
+import type { DB } from '../platform/storage/schema.js'
+import { transaction } from '../platform/storage/transaction.js'
+
+const DAY_MS = 24 * 3600 * 1000
+/** No account keeps anything for less than this, so older rows are the only candidates an index must find. */
+const SHORTEST_RETENTION_MS = DAY_MS
+
+/**
+ * What the webhook area deletes once nobody needs it. Finished deliveries (succeeded, failed or cancelled) and
+ * their attempts go once they finished longer ago than the account's `webhook_retention_days`; events go after
+ * the same period once no delivery refers to them; idempotency keys go when their 24 hours are over. Pending
+ * and held deliveries are never pruned. Each call deletes one bounded batch.
+ */
+export class WebhookRetention {
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly clock: Clock,
+  ) {}
+
+  async pruneDeliveries(limit: number): Promise<number> {
+    const now = this.clock.now()
+    return transaction(this.db, async (tx) => {
+      const rows = await tx.db
+        .selectFrom('webhook_deliveries as d')
+        .innerJoin('account_settings as s', 's.account_id', 'd.account_id')
+        .select('d.id')
+        .where('d.finished_at', 'is not', null)
+        .where('d.finished_at', '<', now - SHORTEST_RETENTION_MS)
+        .where((eb) => eb('d.finished_at', '<', eb(eb.val(now), '-', eb('s.webhook_retention_days', '*', DAY_MS))))
+        .limit(limit)
+        .execute()
+      if (rows.length === 0) return 0
+      const ids = rows.map((row) => row.id)
+      await tx.db.deleteFrom('webhook_attempts').where('delivery_id', 'in', ids).execute()
+      await tx.db.deleteFrom('webhook_deliveries').where('id', 'in', ids).execute()
+      return ids.length
+    })
+  }
+
+  async pruneEvents(limit: number): Promise<number> {
+    const now = this.clock.now()
+    const rows = await this.db
+      .selectFrom('events as e')
+      .innerJoin('account_settings as s', 's.account_id', 'e.account_id')
+      .select('e.id')
+      .where('e.created_at', '<', now - SHORTEST_RETENTION_MS)
+      .where('e.fanned_out_at', 'is not', null)
+      .where((eb) => eb('e.created_at', '<', eb(eb.val(now), '-', eb('s.webhook_retention_days', '*', DAY_MS))))
+      .where((eb) => eb.not(eb.exists(eb.selectFrom('webhook_deliveries as d').select('d.id').whereRef('d.event_id', '=', 'e.id'))))
+      .limit(limit)
+      .execute()
+    if (rows.length === 0) return 0
+    await this.db.deleteFrom('events').where('id', 'in', rows.map((row) => row.id)).execute()
+    return rows.length
+  }
+
+  async pruneIdempotencyKeys(limit: number): Promise<number> {
+    const batch = this.db.selectFrom('event_idempotency_keys').select(['account_id', 'key']).where('expires_at', '<=', this.clock.now()).orderBy('expires_at').limit(limit)
+    const result = await this.db
+      .deleteFrom('event_idempotency_keys')
+      .where(({ eb, refTuple }) => eb(refTuple('account_id', 'key'), 'in', batch.$asTuple('account_id', 'key')))
+      .executeTakeFirst()
+    return Number(result.numDeletedRows)
+  }
+}

@@ -1,0 +1,81 @@
+import type { FastifyBaseLogger } from 'fastify'
+import type { Agent } from 'undici'
+import type { Clock } from '../platform/clock.js'
+import type { Config } from '../platform/config.js'
+import type { SecretBox } from '../platform/crypto/secret-box.js'
+import type { Outbox } from '../platform/events/outbox.js'
+import type { CacheInvalidation } from '../platform/cache/invalidation.js'
+import type { Notifications } from '../platform/notifications/notifications.js'
+import { Pruner } from '../platform/maintenance/pruner.js'
+import type { SettingsStore } from '../platform/settings/settings.js'
+import type { Database } from '../platform/storage/database.js'
+import { Deliveries } from './delivery/deliveries.js'
+import { DeliveryQueue } from './delivery/delivery-queue.js'
+import { DEFAULT_WORKER_OPTIONS, DeliveryWorker } from './delivery/delivery-worker.js'
+import { FanOut } from './delivery/fan-out.js'
+import { RecoveryJobs } from './delivery/recovery-jobs.js'
+import { DEFAULT_SENDER_OPTIONS, Sender } from './delivery/sender.js'
+import { WakeSignal } from './delivery/wake.js'
+import { EndpointStore } from './endpoints/endpoint-store.js'
+import { Endpoints } from './endpoints/endpoints.js'
+import { Events } from './events/events.js'
+import { WebhookMetrics } from './metrics.js'
+import { WebhookRetention } from './retention.js'
+import { Subscriptions } from './subscriptions/subscriptions.js'
+
+/** The webhook area, wired: what the API routes use, the worker, and the housekeeping. */
+export interface Webhooks {
+  endpoints: Endpoints
+  subscriptions: Subscriptions
+  events: Events
+  deliveries: Deliveries
+  jobs: RecoveryJobs
+  /** Not started here: `herald serve` and `herald worker` start it, the operator CLI commands don't. */
+  worker: DeliveryWorker
+  metrics: WebhookMetrics
+  pruners: { deliveries: Pruner; events: Pruner; idempotencyKeys: Pruner }
+}
+
+export interface WebhookDeps {
+  config: Config
+  database: Database
+  box: SecretBox
+  clock: Clock
+  log: FastifyBaseLogger
+  notifications: Notifications
+  invalidation: CacheInvalidation
+  outbox: Outbox
+  settings: SettingsStore
+  outbound: Agent
+}
+
+export function openWebhooks({ config, database, box, clock, log, notifications, invalidation, outbox, settings, outbound }: WebhookDeps): Webhooks {
+  const { db, features } = database
+  const wake = new WakeSignal(notifications)
+  const store = new EndpointStore(db, box, invalidation)
+  const endpoints = new Endpoints(db, store, clock, outbox, wake, { allowHttp: config.allowHttpOutbound, allowedCidrs: config.webhookAllowedCidrs })
+  const fanOut = new FanOut(db, features, store, wake, clock)
+  const jobs = new RecoveryJobs(db, features, clock, wake)
+  const queue = new DeliveryQueue(db, features, clock, settings, store, endpoints, outbox)
+  const metrics = new WebhookMetrics(db, clock)
+  const sender = new Sender(outbound, clock, DEFAULT_SENDER_OPTIONS)
+  const worker = new DeliveryWorker(queue, fanOut, jobs, store, sender, metrics, clock, log, wake, {
+    ...DEFAULT_WORKER_OPTIONS,
+    leaseMs: 2 * DEFAULT_SENDER_OPTIONS.timeoutMs + 10 * DEFAULT_WORKER_OPTIONS.flushIntervalMs,
+  })
+  const retention = new WebhookRetention(db, clock)
+  return {
+    endpoints,
+    subscriptions: new Subscriptions(db, store, clock),
+    events: new Events(db, fanOut, clock),
+    deliveries: new Deliveries(db, clock, wake),
+    jobs,
+    worker,
+    metrics,
+    pruners: {
+      deliveries: new Pruner('finished webhook deliveries', (limit) => retention.pruneDeliveries(limit), log),
+      events: new Pruner('webhook events past retention', (limit) => retention.pruneEvents(limit), log),
+      idempotencyKeys: new Pruner('expired idempotency keys', (limit) => retention.pruneIdempotencyKeys(limit), log),
+    },
+  }
+}
