@@ -1,0 +1,206 @@
+import { Webhook } from 'standardwebhooks'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { DEFAULT_SETTINGS } from '../../src/platform/settings/settings.js'
+import { forEachDialect, useHerald } from '../support/herald.js'
+import { createAccount } from '../support/http.js'
+import { eventually, Receiver } from '../support/receiver.js'
+import { type Delivery, LOCAL_DELIVERY, subscribedEndpoint, webhookApi } from './support.js'
+
+const HOUR = 3600
+
+forEachDialect((dialect) => {
+  const h = useHerald(dialect, LOCAL_DELIVERY)
+  let receiver: Receiver
+
+  beforeEach(async () => {
+    receiver = await Receiver.start()
+  })
+  afterEach(async () => {
+    await receiver.close()
+  })
+
+  async function deliveryOf(api: Awaited<ReturnType<typeof webhookApi>>, query: string, predicate: (delivery: Delivery) => boolean = () => true): Promise<Delivery> {
+    return eventually(async () => {
+      const page = await api.get<{ data: Delivery[] }>(`/webhooks/deliveries?${query}`)
+      const found = page.body.data.find(predicate)
+      return found && (await api.get<Delivery>(`/webhooks/deliveries/${found.id}`)).body
+    }, 10_000, `a delivery matching ${query}`)
+  }
+
+  describe('an oauth event, delivered and verified with standardwebhooks', () => {
+    it('delivers oauth.client.created to an endpoint subscribed to oauth.client.*', async () => {
+      const account = await createAccount(h.current)
+      const api = await webhookApi(account, h.current.clock)
+      const endpoint = await subscribedEndpoint(api, receiver.url, ['oauth.client.*'])
+      const { body: secret } = await api.get<{ secret: string }>(`/webhooks/endpoints/${endpoint.id}/secret`)
+      expect(secret.secret).toMatch(/^whsec_/)
+
+      const client = await api.post<{ client_id: string }>('/oauth/clients', { client_name: 'billing', grant_types: ['client_credentials'] })
+      expect(client.status).toBe(201)
+
+      const request = await eventually(() => receiver.requests[0], 10_000, 'the webhook')
+      const payload = new Webhook(secret.secret).verify(request.body, request.headers as Record<string, string>) as { type: string; data: { client_id: string; client_secret?: string } }
+      expect(payload.type).toBe('oauth.client.created')
+      expect(payload.data.client_id).toBe(client.body.client_id)
+      expect(payload.data.client_secret).toBeUndefined()
+      expect(request.headers['content-type']).toBe('application/json')
+
+      const delivery = await deliveryOf(api, `endpoint_id=${endpoint.id}`, (d) => d.status === 'succeeded')
+      expect(delivery).toMatchObject({ event_id: request.headers['webhook-id'], event_type: 'oauth.client.created', attempt_count: 1, last_response_status: 204 })
+      expect(delivery.attempts).toHaveLength(1)
+      // Only subscribed types arrive: the management token's own issuance is not an event, and nothing else came.
+      expect(receiver.requests).toHaveLength(1)
+    })
+  })
+
+  describe('retries on the schedule', () => {
+    it('records 500, 500, 200 as three attempts with rising times', async () => {
+      const account = await createAccount(h.current)
+      const api = await webhookApi(account, h.current.clock)
+      const endpoint = await subscribedEndpoint(api, receiver.url, ['invoice.paid'])
+      const statuses = [500, 500, 200]
+      receiver.respond = () => ({ status: statuses[Math.min(receiver.requests.length - 1, 2)]!, body: 'receiver says hi' })
+
+      const published = await api.post<{ id: string }>('/webhooks/events', { type: 'invoice.paid', data: { amount: 42 } })
+      expect(published.status).toBe(201)
+      await eventually(() => receiver.requests.length === 1, 10_000, 'the first attempt')
+      const first = await deliveryOf(api, `event_id=${published.body.id}`, (d) => d.attempt_count === 1 && d.status === 'pending')
+      expect(first.last_response_status).toBe(500)
+      // The first retry is due about 5 s later (±20%); nothing happens before the clock gets there.
+      expect(Date.parse(first.next_attempt_at!) - h.current.clock.now()).toBeGreaterThanOrEqual(4000)
+      expect(Date.parse(first.next_attempt_at!) - h.current.clock.now()).toBeLessThanOrEqual(6000)
+
+      h.current.clock.advanceSeconds(7)
+      await eventually(() => receiver.requests.length === 2, 10_000, 'the second attempt')
+      await deliveryOf(api, `event_id=${published.body.id}`, (d) => d.attempt_count === 2)
+      h.current.clock.advanceSeconds(6 * 60)
+      const done = await deliveryOf(api, `event_id=${published.body.id}`, (d) => d.status === 'succeeded')
+
+      expect(done.endpoint_id).toBe(endpoint.id)
+      expect(done.attempts!.map((attempt) => attempt.response_status)).toEqual([500, 500, 200])
+      expect(done.attempts!.map((attempt) => attempt.number)).toEqual([1, 2, 3])
+      const times = done.attempts!.map((attempt) => Date.parse(attempt.started_at))
+      expect(times[1]! - times[0]!).toBeGreaterThanOrEqual(4000)
+      expect(times[2]! - times[1]!).toBeGreaterThanOrEqual(240_000)
+      expect(done.attempts![0]!.response_excerpt).toBe('receiver says hi')
+      // Every attempt is signed afresh, under the same message id.
+      expect(new Set(receiver.requests.map((r) => r.headers['webhook-id'])).size).toBe(1)
+      expect(new Set(receiver.requests.map((r) => r.headers['webhook-timestamp'])).size).toBe(3)
+    })
+
+    it('fails a delivery after the whole schedule, says so, and a manual retry delivers it', async () => {
+      const account = await createAccount(h.current)
+      const api = await webhookApi(account, h.current.clock)
+      const endpoint = await subscribedEndpoint(api, receiver.url, ['invoice.*'])
+      const watcher = await Receiver.start()
+      await subscribedEndpoint(api, watcher.url, ['webhook.delivery.failed'])
+      receiver.respond = () => ({ status: 503 })
+
+      const published = await api.post<{ id: string }>('/webhooks/events', { type: 'invoice.voided', data: {} })
+      const attempts = 1 + DEFAULT_SETTINGS.webhook_retry_schedule.length
+      for (let n = 1; n < attempts; n++) {
+        await eventually(() => receiver.requests.length === n, 10_000, `attempt ${n}`)
+        await deliveryOf(api, `event_id=${published.body.id}`, (d) => d.attempt_count === n)
+        h.current.clock.advanceSeconds(13 * HOUR)
+      }
+      const failed = await deliveryOf(api, `status=failed&endpoint_id=${endpoint.id}`)
+      expect(failed.event_id).toBe(published.body.id)
+      expect(failed.attempt_count).toBe(attempts)
+      expect(failed.next_attempt_at).toBeNull()
+      expect(failed.attempts!.every((attempt) => attempt.response_status === 503)).toBe(true)
+
+      const notice = await eventually(() => watcher.requests[0], 10_000, 'webhook.delivery.failed')
+      expect(JSON.parse(notice.body)).toMatchObject({ type: 'webhook.delivery.failed', data: { delivery_id: failed.id, event_type: 'invoice.voided', attempt_count: attempts } })
+      await watcher.close()
+
+      receiver.respond = () => ({ status: 200 })
+      const retried = await api.post<Delivery>(`/webhooks/deliveries/${failed.id}/retry`)
+      expect(retried.status).toBe(202)
+      const succeeded = await deliveryOf(api, `event_id=${published.body.id}`, (d) => d.status === 'succeeded')
+      expect(succeeded.attempt_count).toBe(attempts + 1)
+      expect(succeeded.attempts!.at(-1)!.response_status).toBe(200)
+    })
+
+    it('follows the account schedule, and Retry-After can push a retry later', async () => {
+      const account = await createAccount(h.current)
+      const api = await webhookApi(account, h.current.clock)
+      expect((await api.patch('/settings', { webhook_retry_schedule: [60] })).status).toBe(200)
+      await subscribedEndpoint(api, receiver.url, ['*'])
+      receiver.respond = () => ({ status: 429, headers: { 'retry-after': '600' } })
+
+      const published = await api.post<{ id: string }>('/webhooks/events', { type: 'report.ready', data: {} })
+      const first = await deliveryOf(api, `event_id=${published.body.id}`, (d) => d.attempt_count === 1)
+      expect(Date.parse(first.next_attempt_at!) - h.current.clock.now()).toBe(600_000)
+      h.current.clock.advanceSeconds(601)
+      const failed = await deliveryOf(api, `event_id=${published.body.id}`, (d) => d.status === 'failed')
+      expect(failed.attempt_count).toBe(2)
+    })
+  })
+
+  describe('disabled endpoints', () => {
+    it('holds deliveries while disabled and delivers them once enabled', async () => {
+      const account = await createAccount(h.current)
+      const api = await webhookApi(account, h.current.clock)
+      const endpoint = await subscribedEndpoint(api, receiver.url, ['order.*'])
+      const disabled = await api.patch<{ status: string; disabled_reason: string }>(`/webhooks/endpoints/${endpoint.id}`, { status: 'disabled' })
+      expect(disabled.body).toMatchObject({ status: 'disabled', disabled_reason: 'manual' })
+
+      const published = await api.post<{ id: string }>('/webhooks/events', { type: 'order.shipped', data: { order: 7 } })
+      const held = await deliveryOf(api, `status=held&endpoint_id=${endpoint.id}`)
+      expect(held).toMatchObject({ event_id: published.body.id, attempt_count: 0, next_attempt_at: null })
+      expect(receiver.requests).toHaveLength(0)
+
+      expect((await api.patch(`/webhooks/endpoints/${endpoint.id}`, { status: 'active' })).status).toBe(200)
+      const request = await eventually(() => receiver.requests[0], 10_000, 'the released delivery')
+      expect(request.headers['webhook-id']).toBe(published.body.id)
+      await deliveryOf(api, `event_id=${published.body.id}`, (d) => d.status === 'succeeded')
+    })
+
+    it('disables an endpoint that answers 410 Gone', async () => {
+      const account = await createAccount(h.current)
+      const api = await webhookApi(account, h.current.clock)
+      const endpoint = await subscribedEndpoint(api, receiver.url, ['*'])
+      receiver.respond = () => ({ status: 410 })
+      const published = await api.post<{ id: string }>('/webhooks/events', { type: 'a.b', data: {} })
+      const delivery = await deliveryOf(api, `event_id=${published.body.id}`, (d) => d.attempt_count === 1)
+      expect(delivery.status).toBe('held')
+      const after = await api.get<{ status: string; disabled_reason: string }>(`/webhooks/endpoints/${endpoint.id}`)
+      expect(after.body).toMatchObject({ status: 'disabled', disabled_reason: 'gone' })
+    })
+
+    it('disables an endpoint that fails for longer than webhook_disable_after', async () => {
+      const account = await createAccount(h.current)
+      const api = await webhookApi(account, h.current.clock)
+      expect((await api.patch('/settings', { webhook_disable_after: 3600, webhook_retry_schedule: [1800, 1800, 1800] })).status).toBe(200)
+      const endpoint = await subscribedEndpoint(api, receiver.url, ['*'])
+      receiver.respond = () => ({ status: 500 })
+      const published = await api.post<{ id: string }>('/webhooks/events', { type: 'a.b', data: {} })
+      for (let n = 1; n <= 3; n++) {
+        await deliveryOf(api, `event_id=${published.body.id}`, (d) => d.attempt_count === n)
+        h.current.clock.advanceSeconds(2400)
+      }
+      const after = await eventually(async () => {
+        const response = await api.get<{ status: string; disabled_reason: string }>(`/webhooks/endpoints/${endpoint.id}`)
+        return response.body.status === 'disabled' && response.body
+      }, 10_000, 'the endpoint to be disabled')
+      expect(after.disabled_reason).toBe('failing')
+      expect((await deliveryOf(api, `event_id=${published.body.id}`)).status).toBe('held')
+    })
+  })
+
+  describe('deleting an endpoint', () => {
+    it('cancels its undelivered deliveries, which stay listed', async () => {
+      const account = await createAccount(h.current)
+      const api = await webhookApi(account, h.current.clock)
+      const endpoint = await subscribedEndpoint(api, receiver.url, ['a.*'])
+      await api.patch(`/webhooks/endpoints/${endpoint.id}`, { status: 'disabled' })
+      const published = await api.post<{ id: string }>('/webhooks/events', { type: 'a.b', data: {} })
+      await deliveryOf(api, `event_id=${published.body.id}`, (d) => d.status === 'held')
+      expect((await api.delete(`/webhooks/endpoints/${endpoint.id}`)).status).toBe(204)
+      const cancelled = await deliveryOf(api, `status=cancelled&endpoint_id=${endpoint.id}`)
+      expect(cancelled.event_id).toBe(published.body.id)
+      expect((await api.post(`/webhooks/deliveries/${cancelled.id}/retry`)).status).toBe(409)
+      expect((await api.get(`/webhooks/endpoints/${endpoint.id}`)).status).toBe(404)
+    })
+  })
+})

@@ -1,0 +1,61 @@
+import type { TestClock } from '../support/clock.js'
+import type { CreatedAccount, StartOptions } from '../support/herald.js'
+import { call, managementToken } from '../support/http.js'
+
+/** Webhook tests deliver to receivers on 127.0.0.1 over plain http. */
+export const LOCAL_DELIVERY: StartOptions = { env: { HERALD_WEBHOOK_ALLOW_HTTP: 'true', HERALD_WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8' } }
+
+export interface WebhookApi {
+  post<T = Record<string, unknown>>(path: string, json?: unknown): Promise<{ status: number; body: T }>
+  get<T = Record<string, unknown>>(path: string): Promise<{ status: number; body: T }>
+  patch<T = Record<string, unknown>>(path: string, json: unknown): Promise<{ status: number; body: T }>
+  delete(path: string): Promise<{ status: number }>
+}
+
+/** Tokens are fetched again once the test clock has moved this far: tests jump hours ahead. */
+const TOKEN_REUSE_MS = 30 * 60 * 1000
+
+/** The account's management API with a token carrying every management scope, renewed as the clock moves. */
+export async function webhookApi(account: CreatedAccount, clock: TestClock): Promise<WebhookApi> {
+  let current = { token: await managementToken(account), at: clock.now() }
+  const token = async () => {
+    if (clock.now() - current.at > TOKEN_REUSE_MS) current = { token: await managementToken(account), at: clock.now() }
+    return current.token
+  }
+  const url = (path: string) => `${account.base}${path}`
+  return {
+    post: async (path, json) => call(url(path), 'POST', { token: await token(), json: json ?? {} }),
+    get: async (path) => call(url(path), 'GET', { token: await token() }),
+    patch: async (path, json) => call(url(path), 'PATCH', { token: await token(), json }),
+    delete: async (path) => call(url(path), 'DELETE', { token: await token() }),
+  }
+}
+
+export interface Endpoint {
+  id: string
+  url: string
+  status: string
+  disabled_reason: string | null
+}
+
+/** An endpoint at `url` subscribed to `eventTypes`. */
+export async function subscribedEndpoint(api: WebhookApi, url: string, eventTypes: string[], extra: Record<string, unknown> = {}): Promise<Endpoint> {
+  const endpoint = await api.post<Endpoint>('/webhooks/endpoints', { url, ...extra })
+  if (endpoint.status !== 201) throw new Error(`endpoint creation failed: ${endpoint.status} ${JSON.stringify(endpoint.body)}`)
+  const subscription = await api.post('/webhooks/subscriptions', { endpoint_id: endpoint.body.id, event_types: eventTypes })
+  if (subscription.status !== 201) throw new Error(`subscription failed: ${subscription.status} ${JSON.stringify(subscription.body)}`)
+  return endpoint.body
+}
+
+export interface Delivery {
+  id: string
+  event_id: string
+  event_type: string
+  endpoint_id: string
+  status: string
+  attempt_count: number
+  last_response_status: number | null
+  last_error: string | null
+  next_attempt_at: string | null
+  attempts?: Array<{ number: number; started_at: string; response_status: number | null; error: string | null; duration_ms: number | null; response_excerpt: string | null }>
+}
