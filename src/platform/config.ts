@@ -20,8 +20,10 @@ export interface Config {
   logLevel: LogLevel
   production: boolean
   webhookAllowedCidrs: readonly Cidr[]
-  /** `HERALD_WEBHOOK_ALLOW_HTTP`: outbound URLs (a client's `jwks_uri`) may use plain http. Tests and development only. */
+  /** `HERALD_WEBHOOK_ALLOW_HTTP`: outbound URLs (webhook endpoints, a client's `jwks_uri`) may use plain http. Tests and development only. */
   allowHttpOutbound: boolean
+  /** `HERALD_WEBHOOK_TIMEOUT_MS`: the whole of one delivery attempt, connection to response. */
+  webhookTimeoutMs: number
 }
 
 export class ConfigError extends Error {
@@ -81,6 +83,7 @@ export function loadConfig(env: Env = process.env): Config {
   }
 
   const allowHttpOutbound = parseBoolean('HERALD_WEBHOOK_ALLOW_HTTP', env.HERALD_WEBHOOK_ALLOW_HTTP, problems)
+  const webhookTimeoutMs = parseInteger('HERALD_WEBHOOK_TIMEOUT_MS', env.HERALD_WEBHOOK_TIMEOUT_MS, { default: 15_000, minimum: 1000, maximum: 60_000 }, problems)
 
   if (problems.length > 0) throw new ConfigError(problems)
   return {
@@ -94,7 +97,19 @@ export function loadConfig(env: Env = process.env): Config {
     production,
     webhookAllowedCidrs,
     allowHttpOutbound,
+    webhookTimeoutMs,
   }
+}
+
+function parseInteger(name: string, value: string | undefined, bounds: { default: number; minimum: number; maximum: number }, problems: string[]): number {
+  const text = nonEmpty(value)
+  if (text === undefined) return bounds.default
+  const number = Number(text)
+  if (!/^\d+$/.test(text) || number < bounds.minimum || number > bounds.maximum) {
+    problems.push(`${name} must be an integer from ${bounds.minimum} to ${bounds.maximum} (got "${text}")`)
+    return bounds.default
+  }
+  return number
 }
 
 function parseBoolean(name: string, value: string | undefined, problems: string[]): boolean {

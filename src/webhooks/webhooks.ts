@@ -58,11 +58,10 @@ export function openWebhooks({ config, database, box, clock, log, notifications,
   const jobs = new RecoveryJobs(db, features, clock, wake)
   const queue = new DeliveryQueue(db, features, clock, settings, store, endpoints, outbox)
   const metrics = new WebhookMetrics(db, clock)
-  const sender = new Sender(outbound, clock, DEFAULT_SENDER_OPTIONS)
-  const worker = new DeliveryWorker(queue, fanOut, jobs, store, sender, metrics, clock, log, wake, {
-    ...DEFAULT_WORKER_OPTIONS,
-    leaseMs: 2 * DEFAULT_SENDER_OPTIONS.timeoutMs + 10 * DEFAULT_WORKER_OPTIONS.flushIntervalMs,
-  })
+  const sender = new Sender(outbound, clock, { ...DEFAULT_SENDER_OPTIONS, timeoutMs: config.webhookTimeoutMs })
+  // DESIGN: a lease outlasts the attempt's timeout and the flush that records it, with room to spare.
+  const leaseMs = 2 * config.webhookTimeoutMs + 10 * DEFAULT_WORKER_OPTIONS.flushIntervalMs
+  const worker = new DeliveryWorker(queue, fanOut, jobs, store, sender, metrics, clock, log, wake, { ...DEFAULT_WORKER_OPTIONS, leaseMs })
   const retention = new WebhookRetention(db, clock)
   return {
     endpoints,

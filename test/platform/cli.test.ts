@@ -56,15 +56,10 @@ interface CreatedJson {
   admin_client: { client_id: string; client_secret: string }
 }
 
-beforeAll(async () => {
-  // Always rebuild: a stale dist/ would test yesterday's code.
-  await new Promise<void>((resolve, reject) => {
-    execFile('npm', ['run', 'build'], { cwd: ROOT, env: process.env }, (error, stdout, stderr) =>
-      error ? reject(new Error(`npm run build failed:\n${stdout}\n${stderr}`)) : resolve(),
-    )
-  })
+beforeAll(() => {
+  // The global setup builds dist/ before any test runs.
   expect(existsSync(MAIN)).toBe(true)
-}, 180_000)
+})
 
 const dialects: DialectName[] = inject('dialects').includes('postgres') ? ['sqlite', 'postgres'] : ['sqlite']
 

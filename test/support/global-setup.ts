@@ -1,3 +1,5 @@
+import { execFile } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import type { TestProject } from 'vitest/node'
 import { POSTGRES_ADMIN_URL, requestedDialects, type DialectName } from './dialects.js'
@@ -8,8 +10,18 @@ declare module 'vitest' {
   }
 }
 
-/** Checks PostgreSQL once before any test file runs, and decides whether the default run includes it. */
+const ROOT = fileURLToPath(new URL('../..', import.meta.url))
+
+/**
+ * Runs once before any test file. Builds `dist/` (tests that spawn `herald` run the built CLI, and a stale build
+ * would test yesterday's code), then checks PostgreSQL and decides whether the default run includes it.
+ */
 export default async function setup(project: TestProject): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    execFile('npm', ['run', 'build'], { cwd: ROOT, env: process.env }, (error, stdout, stderr) =>
+      error ? reject(new Error(`npm run build failed:\n${stdout}\n${stderr}`)) : resolve(),
+    )
+  })
   const explicit = process.env.HERALD_TEST_DIALECTS
   const dialects = requestedDialects()
   project.provide('dialects', dialects)
