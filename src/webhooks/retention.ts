@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely'
+import { type Kysely, type RawBuilder, sql } from 'kysely'
 import type { Clock } from '../platform/clock.js'
 import type { DB } from '../platform/storage/schema.js'
 import { transaction } from '../platform/storage/transaction.js'
@@ -6,6 +6,11 @@ import { transaction } from '../platform/storage/transaction.js'
 const DAY_MS = 24 * 3600 * 1000
 /** No account keeps anything for less than this, so older rows are the only candidates an index must find. */
 const SHORTEST_RETENTION_MS = DAY_MS
+
+/** The instant before which an account's rows are past retention; bigint arithmetic, as days in ms overflow int4. */
+function retentionStart(now: number, days: 's.webhook_retention_days'): RawBuilder<number> {
+  return sql<number>`cast(${now} as bigint) - ${sql.ref(days)} * cast(${DAY_MS} as bigint)`
+}
 
 /**
  * What the webhook area deletes once nobody needs it. Finished deliveries (succeeded, failed or cancelled) and
@@ -28,7 +33,7 @@ export class WebhookRetention {
         .select('d.id')
         .where('d.finished_at', 'is not', null)
         .where('d.finished_at', '<', now - SHORTEST_RETENTION_MS)
-        .where((eb) => eb('d.finished_at', '<', eb(eb.val(now), '-', eb('s.webhook_retention_days', '*', DAY_MS))))
+        .where('d.finished_at', '<', retentionStart(now, 's.webhook_retention_days'))
         .limit(limit)
         .execute()
       if (rows.length === 0) return 0
@@ -47,7 +52,7 @@ export class WebhookRetention {
       .select('e.id')
       .where('e.created_at', '<', now - SHORTEST_RETENTION_MS)
       .where('e.fanned_out_at', 'is not', null)
-      .where((eb) => eb('e.created_at', '<', eb(eb.val(now), '-', eb('s.webhook_retention_days', '*', DAY_MS))))
+      .where('e.created_at', '<', retentionStart(now, 's.webhook_retention_days'))
       .where((eb) => eb.not(eb.exists(eb.selectFrom('webhook_deliveries as d').select('d.id').whereRef('d.event_id', '=', 'e.id'))))
       .limit(limit)
       .execute()

@@ -203,4 +203,77 @@ forEachDialect((dialect) => {
       expect((await api.get(`/webhooks/endpoints/${endpoint.id}`)).status).toBe(404)
     })
   })
+
+  describe('fairness', () => {
+    it("doesn't let a slow endpoint delay a fast one", async () => {
+      const account = await createAccount(h.current)
+      const api = await webhookApi(account, h.current.clock)
+      const slow = await Receiver.start(() => ({ status: 200, delayMs: 5000 }))
+      try {
+        await subscribedEndpoint(api, slow.url, ['slow.*'], { max_in_flight: 5 })
+        await subscribedEndpoint(api, receiver.url, ['fast.*'])
+        const started = Date.now()
+        for (let n = 0; n < 30; n++) {
+          expect((await api.post('/webhooks/events', { type: 'slow.tick', data: { n } })).status).toBe(201)
+          expect((await api.post('/webhooks/events', { type: 'fast.tick', data: { n } })).status).toBe(201)
+        }
+        await eventually(() => receiver.requests.length === 30, 4000, 'every fast delivery')
+        // All 30 fast deliveries arrived while the first slow ones were still waiting for their answers.
+        expect(Date.now() - started).toBeLessThan(5000)
+        expect(slow.requests.length).toBeLessThanOrEqual(5)
+      } finally {
+        await slow.close()
+      }
+    })
+  })
+
+  describe('rate limits', () => {
+    it('claims no more deliveries per second than the endpoint allows', async () => {
+      const account = await createAccount(h.current)
+      const api = await webhookApi(account, h.current.clock)
+      await subscribedEndpoint(api, receiver.url, ['metered.*'], { rate_limit: 2 })
+      for (let n = 0; n < 5; n++) expect((await api.post('/webhooks/events', { type: 'metered.tick', data: { n } })).status).toBe(201)
+      await eventually(() => receiver.requests.length === 2, 10_000, 'the first second')
+      // The test clock stands still, so the current second's budget stays spent.
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      expect(receiver.requests).toHaveLength(2)
+      h.current.clock.advanceSeconds(1)
+      await eventually(() => receiver.requests.length === 4, 10_000, 'the second second')
+      h.current.clock.advanceSeconds(1)
+      await eventually(() => receiver.requests.length === 5, 10_000, 'the third second')
+    })
+  })
+
+  describe('retention', () => {
+    it('prunes finished deliveries, their attempts and events after the retention period, never pending ones', async () => {
+      const account = await createAccount(h.current)
+      const api = await webhookApi(account, h.current.clock)
+      expect((await api.patch('/settings', { webhook_retention_days: 2 })).status).toBe(200)
+      const kept = await Receiver.start(() => ({ status: 500 }))
+      try {
+        await subscribedEndpoint(api, receiver.url, ['kept.*', 'pruned.*'])
+        const failing = await subscribedEndpoint(api, kept.url, ['kept.*'])
+        const done = await api.post<{ id: string }>('/webhooks/events', { type: 'pruned.x', data: {} })
+        const waiting = await api.post<{ id: string }>('/webhooks/events', { type: 'kept.x', data: {} })
+        await deliveryOf(api, `event_id=${done.body.id}`, (d) => d.status === 'succeeded')
+        await deliveryOf(api, `event_id=${waiting.body.id}&endpoint_id=${failing.id}`, (d) => d.attempt_count === 1)
+
+        h.current.clock.advanceSeconds(2 * 24 * HOUR - 60)
+        const { pruners } = h.current.herald
+        expect(await pruners.deliveries.runOnce()).toBe(0)
+        h.current.clock.advanceSeconds(120)
+        // The succeeded deliveries of both events go; the one still retrying stays, and so does its event.
+        expect(await pruners.deliveries.runOnce()).toBe(2)
+        expect(await pruners.events.runOnce()).toBeGreaterThanOrEqual(1)
+        expect((await api.get(`/webhooks/events/${done.body.id}`)).status).toBe(404)
+        expect((await api.get(`/webhooks/events/${waiting.body.id}`)).status).toBe(200)
+        const remaining = await api.get<{ data: Delivery[] }>(`/webhooks/deliveries?event_id=${waiting.body.id}`)
+        expect(remaining.body.data.map((d) => d.endpoint_id)).toEqual([failing.id])
+        const attempts = await h.current.herald.database.db.selectFrom('webhook_attempts').select('delivery_id').where('account_id', '=', account.id).execute()
+        expect(new Set(attempts.map((a) => a.delivery_id))).toEqual(new Set([remaining.body.data[0]!.id]))
+      } finally {
+        await kept.close()
+      }
+    })
+  })
 })
