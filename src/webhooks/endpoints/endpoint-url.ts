@@ -18,6 +18,9 @@ const RESOLVE_TIMEOUT_MS = 5000
  */
 export async function endpointUrlProblem(text: string, policy: EndpointUrlPolicy): Promise<string | undefined> {
   if (text.length > MAX_URL_LENGTH) return `must be at most ${MAX_URL_LENGTH} characters`
+  // WHATWG URL parsing drops surrounding spaces and control characters and tabs and newlines anywhere, so such a
+  // URL would be stored as given but requested as something else (and a NUL is storable on SQLite only).
+  if ([...text].some((char) => char <= ' ' || char === '\u007f')) return 'must not contain spaces or control characters'
   let url: URL
   try {
     url = new URL(text)

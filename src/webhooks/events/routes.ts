@@ -30,7 +30,8 @@ export function eventRoutes(app: App, events: Events): void {
           {
             type: Type.String({ minLength: 1, maxLength: MAX_TYPE_LENGTH, description: 'Dot-separated, e.g. invoice.paid; oauth. and webhook. are reserved' }),
             data: Type.Record(Type.String(), Type.Unknown(), { description: 'Any JSON object; the body is limited to 256 KiB' }),
-            idempotency_key: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+            // No control characters: a NUL is storable on SQLite but refused by PostgreSQL, and no key needs one.
+            idempotency_key: Type.Optional(Type.String({ minLength: 1, maxLength: 255, pattern: '^[^\\u0000-\\u001f\\u007f]+$' })),
           },
           { additionalProperties: false },
         ),
