@@ -1,0 +1,517 @@
+import { Webhook } from 'standardwebhooks'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { forEachDialect, type TestHerald, useHerald } from '../support/herald.js'
+import { call, createAccount, managementToken } from '../support/http.js'
+import { eventually, type ReceivedRequest, Receiver } from '../support/receiver.js'
+import { type Delivery, type Endpoint, LOCAL_DELIVERY, subscribedEndpoint, type WebhookApi, webhookApi } from './support.js'
+
+/**
+ * The webhook management API's behaviour beyond delivery itself: idempotent publishing, secret rotation, recovery
+ * jobs, the event-type catalogue, listing and paging events and deliveries, subscription patterns, metrics and the
+ * management scopes. Real HTTP, real receivers, both dialects.
+ */
+
+interface Page<T> {
+  data: T[]
+  next_cursor: string | null
+}
+
+interface EventView {
+  id: string
+  type: string
+  data: Record<string, unknown>
+  idempotency_key: string | null
+  created_at: string
+}
+
+interface Job {
+  id: string
+  kind: string
+  endpoint_id: string
+  since: string
+  status: string
+  requeued: number
+  finished_at: string | null
+}
+
+/** Every item of a list, page by page, checking each cursor moves strictly on. */
+async function everyPage<T extends { id: string }>(api: WebhookApi, path: string, limit: number): Promise<{ items: T[]; pages: number }> {
+  const items: T[] = []
+  let cursor: string | null = null
+  let pages = 0
+  do {
+    const separator = path.includes('?') ? '&' : '?'
+    const page: { status: number; body: Page<T> } = await api.get<Page<T>>(`${path}${separator}limit=${limit}${cursor === null ? '' : `&cursor=${cursor}`}`)
+    expect(page.status).toBe(200)
+    expect(page.body.data.length).toBeLessThanOrEqual(limit)
+    items.push(...page.body.data)
+    cursor = page.body.next_cursor
+    pages++
+    if (pages > 100) throw new Error('paging never ended')
+  } while (cursor !== null)
+  return { items, pages }
+}
+
+const ids = (items: Array<{ id: string }>) => items.map((item) => item.id)
+
+/** The deliveries of `query` once none is pending any more. */
+async function settled(api: WebhookApi, query: string, count: number): Promise<Delivery[]> {
+  return eventually(async () => {
+    const page = await api.get<Page<Delivery>>(`/webhooks/deliveries?limit=200&${query}`)
+    return page.body.data.length === count && page.body.data.every((delivery) => delivery.status !== 'pending') && page.body.data
+  }, 10_000, `${count} finished deliveries for ${query}`)
+}
+
+forEachDialect((dialect) => {
+  const h = useHerald(dialect, LOCAL_DELIVERY)
+  let receiver: Receiver
+
+  beforeEach(async () => {
+    receiver = await Receiver.start()
+  })
+  afterEach(async () => {
+    await receiver.close()
+  })
+
+  describe('publishing with an idempotency key', () => {
+    it('answers a replay with the original event, refuses another body, and forgets the key after 24 h', async () => {
+      const account = await createAccount(h.current)
+      const api = await webhookApi(account, h.current.clock)
+      const endpoint = await subscribedEndpoint(api, receiver.url, ['order.*'])
+
+      const first = await api.post<EventView>('/webhooks/events', { type: 'order.placed', data: { total: 10, lines: { a: 1, b: 2 } }, idempotency_key: 'order-7' })
+      expect(first.status).toBe(201)
+      expect(first.body.idempotency_key).toBe('order-7')
+      // The same meaning, spelt with keys in another order at every level.
+      const replay = await api.post<EventView>('/webhooks/events', { idempotency_key: 'order-7', data: { lines: { b: 2, a: 1 }, total: 10 }, type: 'order.placed' })
+      expect(replay.status).toBe(200)
+      expect(replay.body).toEqual(first.body)
+
+      const changedData = await api.post<{ code: string }>('/webhooks/events', { type: 'order.placed', data: { total: 11, lines: { a: 1, b: 2 } }, idempotency_key: 'order-7' })
+      expect(changedData.status).toBe(409)
+      expect(changedData.body.code).toBe('conflict')
+      const changedType = await api.post<{ code: string }>('/webhooks/events', { type: 'order.shipped', data: { total: 10, lines: { a: 1, b: 2 } }, idempotency_key: 'order-7' })
+      expect(changedType.status).toBe(409)
+      expect(changedType.body.code).toBe('conflict')
+
+      await eventually(() => receiver.messageIds.includes(first.body.id), 10_000, 'the delivery of the first publish')
+      const deliveries = await settled(api, `endpoint_id=${endpoint.id}`, 1)
+      expect(deliveries[0]!.event_id).toBe(first.body.id)
+      expect(receiver.messageIds).toEqual([first.body.id])
+      const events = await api.get<Page<EventView>>('/webhooks/events?type=order.placed')
+      expect(ids(events.body.data)).toEqual([first.body.id])
+
+      // Another account's identical key is its own.
+      const other = await webhookApi(await createAccount(h.current, 'other'), h.current.clock)
+      const elsewhere = await other.post<EventView>('/webhooks/events', { type: 'order.placed', data: { total: 10, lines: { a: 1, b: 2 } }, idempotency_key: 'order-7' })
+      expect(elsewhere.status).toBe(201)
+      expect(elsewhere.body.id).not.toBe(first.body.id)
+
+      // Still within the window one second before it ends.
+      h.current.clock.advanceSeconds(24 * 3600 - 1)
+      expect((await api.post<EventView>('/webhooks/events', { type: 'order.placed', data: { total: 10, lines: { a: 1, b: 2 } }, idempotency_key: 'order-7' })).status).toBe(200)
+      h.current.clock.advanceSeconds(2)
+      const later = await api.post<EventView>('/webhooks/events', { type: 'order.placed', data: { total: 10, lines: { a: 1, b: 2 } }, idempotency_key: 'order-7' })
+      expect(later.status).toBe(201)
+      expect(later.body.id).not.toBe(first.body.id)
+      // The key now belongs to the new event: another body conflicts with it.
+      expect((await api.post('/webhooks/events', { type: 'order.placed', data: {}, idempotency_key: 'order-7' })).status).toBe(409)
+      await settled(api, `endpoint_id=${endpoint.id}`, 2)
+      await eventually(() => receiver.messageIds.includes(later.body.id), 10_000, 'the delivery of the new event')
+      expect(receiver.messageIds).toEqual([first.body.id, later.body.id])
+    })
+  })
+
+  describe('secret rotation', () => {
+    // A fresh Herald whose clock stays at real time: standardwebhooks checks webhook-timestamp against the wall clock.
+    const fresh = useHerald(dialect, LOCAL_DELIVERY)
+
+    const signatures = (request: ReceivedRequest) => String(request.headers['webhook-signature']).split(' ')
+    const verify = (secret: string, request: ReceivedRequest) => new Webhook(secret).verify(request.body, request.headers as Record<string, string>)
+
+    async function publishAndReceive(api: WebhookApi, tag: string): Promise<ReceivedRequest> {
+      const published = await api.post<EventView>('/webhooks/events', { type: 'rotation.test', data: { tag } })
+      expect(published.status).toBe(201)
+      return eventually(() => receiver.requests.find((request) => request.headers['webhook-id'] === published.body.id), 10_000, `the delivery of ${tag}`)
+    }
+
+    it('signs with both secrets during the overlap, with one without it, and takes a secret of your own', async () => {
+      const account = await createAccount(fresh.current)
+      const api = await webhookApi(account, fresh.current.clock)
+      const endpoint = await subscribedEndpoint(api, receiver.url, ['rotation.*'])
+      const original = (await api.get<{ secret: string }>(`/webhooks/endpoints/${endpoint.id}/secret`)).body.secret
+
+      const before = await publishAndReceive(api, 'before')
+      expect(signatures(before)).toHaveLength(1)
+      expect(verify(original, before)).toMatchObject({ type: 'rotation.test', data: { tag: 'before' } })
+
+      const rotated = await api.post<{ secret: string; previous_secret_expires_at: string | null }>(`/webhooks/endpoints/${endpoint.id}/secret/rotate`, {})
+      expect(rotated.status).toBe(200)
+      expect(rotated.body.secret).toMatch(/^whsec_/)
+      expect(rotated.body.secret).not.toBe(original)
+      expect(Date.parse(rotated.body.previous_secret_expires_at!)).toBe(fresh.current.clock.now() + 24 * 3600 * 1000)
+      expect((await api.get<{ secret: string }>(`/webhooks/endpoints/${endpoint.id}/secret`)).body.secret).toBe(rotated.body.secret)
+
+      const during = await publishAndReceive(api, 'during')
+      expect(signatures(during)).toHaveLength(2)
+      expect(signatures(during).every((signature) => signature.startsWith('v1,'))).toBe(true)
+      expect(verify(rotated.body.secret, during)).toMatchObject({ data: { tag: 'during' } })
+      expect(verify(original, during)).toMatchObject({ data: { tag: 'during' } })
+
+      const abrupt = await api.post<{ secret: string; previous_secret_expires_at: string | null }>(`/webhooks/endpoints/${endpoint.id}/secret/rotate`, { overlap_seconds: 0 })
+      expect(abrupt.status).toBe(200)
+      expect(abrupt.body.previous_secret_expires_at).toBeNull()
+      const after = await publishAndReceive(api, 'after')
+      expect(signatures(after)).toHaveLength(1)
+      expect(verify(abrupt.body.secret, after)).toMatchObject({ data: { tag: 'after' } })
+      expect(() => verify(rotated.body.secret, after)).toThrow()
+      expect(() => verify(original, after)).toThrow()
+
+      const mine = `whsec_${Buffer.alloc(32, 42).toString('base64')}`
+      const chosen = await api.post<{ secret: string; previous_secret_expires_at: string | null }>(`/webhooks/endpoints/${endpoint.id}/secret/rotate`, { secret: mine, overlap_seconds: 60 })
+      expect(chosen.status).toBe(200)
+      expect(chosen.body.secret).toBe(mine)
+      expect((await api.get<{ secret: string }>(`/webhooks/endpoints/${endpoint.id}/secret`)).body.secret).toBe(mine)
+      const own = await publishAndReceive(api, 'own')
+      expect(signatures(own)).toHaveLength(2)
+      expect(verify(mine, own)).toMatchObject({ data: { tag: 'own' } })
+      expect(verify(abrupt.body.secret, own)).toMatchObject({ data: { tag: 'own' } })
+      expect(() => verify(original, own)).toThrow()
+    })
+
+    it('takes a secret of your own when the endpoint is created', async () => {
+      const account = await createAccount(fresh.current)
+      const api = await webhookApi(account, fresh.current.clock)
+      const mine = `whsec_${Buffer.alloc(24, 5).toString('base64')}`
+      const endpoint = await subscribedEndpoint(api, receiver.url, ['rotation.*'], { secret: mine })
+      expect((await api.get<{ secret: string }>(`/webhooks/endpoints/${endpoint.id}/secret`)).body.secret).toBe(mine)
+      const request = await publishAndReceive(api, 'created')
+      expect(verify(mine, request)).toMatchObject({ data: { tag: 'created' } })
+    })
+  })
+
+  describe('recovering an endpoint', () => {
+    it('queues again the failed deliveries created since a time, as a job that reports how many', async () => {
+      const account = await createAccount(h.current)
+      const api = await webhookApi(account, h.current.clock)
+      expect((await api.patch('/settings', { webhook_retry_schedule: [1] })).status).toBe(200)
+      const endpoint = await subscribedEndpoint(api, receiver.url, ['recover.*'])
+      receiver.respond = () => ({ status: 500 })
+
+      /** Publishes and lets each delivery use up its two attempts. */
+      async function publishFailing(count: number): Promise<string[]> {
+        const published: string[] = []
+        for (let n = 0; n < count; n++) published.push((await api.post<EventView>('/webhooks/events', { type: 'recover.me', data: { n } })).body.id)
+        await eventually(async () => {
+          const page = await api.get<Page<Delivery>>(`/webhooks/deliveries?endpoint_id=${endpoint.id}&limit=200`)
+          return published.every((id) => page.body.data.some((delivery) => delivery.event_id === id && delivery.attempt_count === 1))
+        }, 10_000, 'the first attempts')
+        h.current.clock.advanceSeconds(2)
+        return published
+      }
+
+      const [early] = await publishFailing(1)
+      await settled(api, `event_id=${early}&status=failed`, 1)
+      h.current.clock.advanceSeconds(60)
+      const since = h.current.clock.now()
+      const recent = await publishFailing(2)
+      for (const id of recent) await settled(api, `event_id=${id}&status=failed`, 1)
+      expect((await api.get<Page<Delivery>>(`/webhooks/deliveries?endpoint_id=${endpoint.id}&status=failed`)).body.data).toHaveLength(3)
+
+      receiver.respond = () => ({ status: 204 })
+      const job = await api.post<Job>(`/webhooks/endpoints/${endpoint.id}/recover`, { since: new Date(since).toISOString() })
+      expect(job.status).toBe(202)
+      expect(job.body).toMatchObject({ kind: 'recover', endpoint_id: endpoint.id, since: new Date(since).toISOString() })
+      const done = await eventually(async () => {
+        const read = await api.get<Job>(`/webhooks/jobs/${job.body.id}`)
+        return read.body.status === 'done' && read.body
+      }, 10_000, 'the job to finish')
+      expect(done.requeued).toBe(2)
+      expect(done.finished_at).not.toBeNull()
+
+      for (const id of recent) {
+        const [delivery] = await eventually(async () => {
+          const page = await api.get<Page<Delivery>>(`/webhooks/deliveries?event_id=${id}`)
+          return page.body.data[0]?.status === 'succeeded' && page.body.data
+        }, 10_000, `the recovered delivery of ${id}`)
+        expect(delivery!.attempt_count).toBe(3)
+      }
+      // Created before `since`: still failed, never sent again.
+      const [old] = (await api.get<Page<Delivery>>(`/webhooks/deliveries?event_id=${early}`)).body.data
+      expect(old!.status).toBe('failed')
+      expect(old!.attempt_count).toBe(2)
+      expect(receiver.messageIds.filter((id) => id === early)).toHaveLength(2)
+
+      // A second job from before the first event takes what is still failed, and only that.
+      const again = await api.post<Job>(`/webhooks/endpoints/${endpoint.id}/recover`, { since: new Date(since - 3600_000).toISOString() })
+      const second = await eventually(async () => {
+        const read = await api.get<Job>(`/webhooks/jobs/${again.body.id}`)
+        return read.body.status === 'done' && read.body
+      }, 10_000, 'the second job')
+      expect(second.requeued).toBe(1)
+      await settled(api, `endpoint_id=${endpoint.id}&status=succeeded`, 3)
+    })
+  })
+
+  describe('the event-type catalogue', () => {
+    it("lists Herald's own types with descriptions and examples, then custom types once published", async () => {
+      const account = await createAccount(h.current)
+      const api = await webhookApi(account, h.current.clock)
+      type EventType = { name: string; description: string; example: unknown; custom: boolean }
+      const before = await api.get<{ data: EventType[] }>('/webhooks/event-types')
+      expect(before.status).toBe(200)
+      const names = before.body.data.map((type) => type.name)
+      for (const name of ['oauth.client.created', 'oauth.client.deleted', 'oauth.scope.created', 'oauth.settings.updated', 'oauth.key.rotated', 'oauth.token.revoked', 'webhook.endpoint.created', 'webhook.endpoint.disabled', 'webhook.endpoint.enabled', 'webhook.delivery.failed']) {
+        expect(names).toContain(name)
+      }
+      for (const type of before.body.data) {
+        expect(type.name).toMatch(/^(oauth|webhook)\./)
+        expect(type.custom).toBe(false)
+        expect(type.description.length).toBeGreaterThan(0)
+        expect(typeof type.example).toBe('object')
+        expect(type.example).not.toBeNull()
+      }
+      expect(new Set(names).size).toBe(names.length)
+
+      for (let n = 0; n < 2; n++) expect((await api.post('/webhooks/events', { type: 'shipment.sent', data: { n } })).status).toBe(201)
+      expect((await api.post('/webhooks/events', { type: 'a.custom.type', data: {} })).status).toBe(201)
+      const after = await api.get<{ data: EventType[] }>('/webhooks/event-types')
+      const custom = after.body.data.filter((type) => type.custom)
+      expect(custom.map((type) => type.name).sort()).toEqual(['a.custom.type', 'shipment.sent'])
+      expect(after.body.data.filter((type) => !type.custom)).toEqual(before.body.data)
+      expect(new Set(after.body.data.map((type) => type.name)).size).toBe(after.body.data.length)
+    })
+  })
+
+  describe('listing events', () => {
+    it('lists newest first, pages by cursor without gaps or repeats, filters by type, and reads one', async () => {
+      const account = await createAccount(h.current)
+      const api = await webhookApi(account, h.current.clock)
+      const published: EventView[] = []
+      for (let n = 0; n < 5; n++) {
+        const event = await api.post<EventView>('/webhooks/events', { type: n % 2 === 0 ? 'list.even' : 'list.odd', data: { n } })
+        expect(event.status).toBe(201)
+        published.push(event.body)
+        // Ids order by creation time to the millisecond: each event gets its own.
+        h.current.clock.advanceSeconds(1)
+      }
+      const all = await api.get<Page<EventView>>('/webhooks/events?limit=200')
+      const paged = await everyPage<EventView>(api, '/webhooks/events', 2)
+      expect(ids(paged.items)).toEqual(ids(all.body.data))
+      expect(new Set(ids(paged.items)).size).toBe(paged.items.length)
+      expect(paged.pages).toBe(Math.ceil(all.body.data.length / 2))
+      const created = paged.items.map((event) => Date.parse(event.created_at))
+      expect(created).toEqual([...created].sort((x, y) => y - x))
+      const mine = paged.items.filter((event) => event.type.startsWith('list.'))
+      expect(ids(mine)).toEqual(ids(published).reverse())
+
+      const odd = await everyPage<EventView>(api, '/webhooks/events?type=list.odd', 1)
+      expect(ids(odd.items)).toEqual([published[3]!.id, published[1]!.id])
+      const even = await api.get<Page<EventView>>('/webhooks/events?type=list.even&limit=2')
+      expect(ids(even.body.data)).toEqual([published[4]!.id, published[2]!.id])
+      expect(even.body.next_cursor).not.toBeNull()
+      expect((await api.get<Page<EventView>>('/webhooks/events?type=list.none')).body).toEqual({ data: [], next_cursor: null })
+
+      const one = await api.get<EventView>(`/webhooks/events/${published[2]!.id}`)
+      expect(one.status).toBe(200)
+      expect(one.body).toEqual(published[2])
+      expect(one.body.data).toEqual({ n: 2 })
+    })
+  })
+
+  describe('listing deliveries', () => {
+    it('filters by endpoint, event, type, status and time, and pages newest first', async () => {
+      const account = await createAccount(h.current)
+      const api = await webhookApi(account, h.current.clock)
+      const wide = await subscribedEndpoint(api, receiver.url, ['dl.*'])
+      const narrow = await subscribedEndpoint(api, receiver.url, ['dl.a'])
+
+      const t1 = h.current.clock.now()
+      const first = await api.post<EventView>('/webhooks/events', { type: 'dl.a', data: {} })
+      await settled(api, `event_id=${first.body.id}`, 2)
+      h.current.clock.advanceSeconds(10)
+      const t2 = h.current.clock.now()
+      const second = await api.post<EventView>('/webhooks/events', { type: 'dl.b', data: {} })
+      await settled(api, `event_id=${second.body.id}`, 1)
+      h.current.clock.advanceSeconds(10)
+      const t3 = h.current.clock.now()
+      const third = await api.post<EventView>('/webhooks/events', { type: 'dl.a', data: {} })
+      await settled(api, `event_id=${third.body.id}`, 2)
+
+      const iso = (ms: number) => encodeURIComponent(new Date(ms).toISOString())
+      const query = async (q: string) => (await api.get<Page<Delivery>>(`/webhooks/deliveries?limit=200&${q}`)).body.data
+      const all = await query('')
+      expect(all).toHaveLength(5)
+      expect(all.every((delivery) => delivery.status === 'succeeded')).toBe(true)
+
+      const byEndpoint = await query(`endpoint_id=${narrow.id}`)
+      expect(byEndpoint.map((delivery) => delivery.event_id)).toEqual([third.body.id, first.body.id])
+      expect((await query(`endpoint_id=${wide.id}`)).map((delivery) => delivery.event_id)).toEqual([third.body.id, second.body.id, first.body.id])
+      expect((await query(`event_id=${first.body.id}`)).map((delivery) => delivery.endpoint_id).sort()).toEqual([wide.id, narrow.id].sort())
+      expect((await query('event_type=dl.b')).map((delivery) => delivery.event_id)).toEqual([second.body.id])
+      expect(await query('event_type=dl.a')).toHaveLength(4)
+      expect(await query(`event_type=dl.a&endpoint_id=${wide.id}`)).toHaveLength(2)
+      expect(await query('status=succeeded')).toHaveLength(5)
+      expect(await query('status=failed')).toEqual([])
+      expect(await query('status=pending')).toEqual([])
+
+      // since is inclusive, until exclusive.
+      expect((await query(`since=${iso(t2)}`)).map((delivery) => delivery.event_id).sort()).toEqual([second.body.id, third.body.id, third.body.id].sort())
+      expect((await query(`until=${iso(t2)}`)).map((delivery) => delivery.event_id)).toEqual([first.body.id, first.body.id])
+      expect((await query(`since=${iso(t2)}&until=${iso(t3)}`)).map((delivery) => delivery.event_id)).toEqual([second.body.id])
+      expect(await query(`since=${iso(t1)}&until=${iso(t3 + 1)}`)).toHaveLength(5)
+      expect(await query(`since=${iso(t3 + 1)}`)).toEqual([])
+      expect(await query(`since=${iso(t2)}&endpoint_id=${narrow.id}`)).toHaveLength(1)
+
+      for (const limit of [1, 2, 3]) {
+        const paged = await everyPage<Delivery>(api, '/webhooks/deliveries', limit)
+        expect(ids(paged.items)).toEqual(ids(all))
+        expect(paged.pages).toBe(Math.ceil(5 / limit))
+      }
+      const created = all.map((delivery) => Date.parse((delivery as Delivery & { created_at: string }).created_at))
+      expect(created).toEqual([...created].sort((x, y) => y - x))
+      // Paging under a filter walks only the filtered rows.
+      expect(ids((await everyPage<Delivery>(api, `/webhooks/deliveries?endpoint_id=${wide.id}`, 2)).items)).toEqual(ids(await query(`endpoint_id=${wide.id}`)))
+    })
+  })
+
+  describe('subscription patterns', () => {
+    it('routes exact types, prefix.* patterns and *, and makes one delivery per endpoint', async () => {
+      const account = await createAccount(h.current)
+      const api = await webhookApi(account, h.current.clock)
+      const at = (name: string) => receiver.url.replace(/\/hooks$/, `/${name}`)
+      const prefix = await subscribedEndpoint(api, at('prefix'), ['invoice.*'])
+      const exact = await subscribedEndpoint(api, at('exact'), ['invoice.paid'])
+      const everything = await subscribedEndpoint(api, at('everything'), ['*'])
+      const twice = await subscribedEndpoint(api, at('twice'), ['invoice.*'])
+      expect((await api.post('/webhooks/subscriptions', { endpoint_id: twice.id, event_types: ['invoice.paid', 'order.paid', 'invoice.paid'] })).status).toBe(201)
+
+      const publish = async (type: string) => (await api.post<EventView>('/webhooks/events', { type, data: {} })).body.id
+      const invoicePaid = await publish('invoice.paid')
+      const orderPaid = await publish('order.paid')
+      const refund = await publish('invoice.refund.created')
+      const bare = await publish('invoice')
+      const lookalike = await publish('invoices.paid')
+      const published = [invoicePaid, orderPaid, refund, bare, lookalike]
+
+      const expected: Record<string, { endpoint: Endpoint; events: string[] }> = {
+        prefix: { endpoint: prefix, events: [invoicePaid, refund] },
+        exact: { endpoint: exact, events: [invoicePaid] },
+        everything: { endpoint: everything, events: published },
+        twice: { endpoint: twice, events: [invoicePaid, orderPaid, refund] },
+      }
+      // Published events fan out in the publishing transaction: every delivery exists by now.
+      for (const [name, { endpoint, events }] of Object.entries(expected)) {
+        const deliveries = await eventually(async () => {
+          const page = await api.get<Page<Delivery>>(`/webhooks/deliveries?limit=200&endpoint_id=${endpoint.id}`)
+          // The * endpoint also gets the account's own webhook.* events; only published ones are compared.
+          const ofPublished = page.body.data.filter((delivery) => published.includes(delivery.event_id))
+          return ofPublished.every((delivery) => delivery.status === 'succeeded') && ofPublished
+        }, 10_000, `the deliveries to ${name}`)
+        expect(deliveries.map((delivery) => delivery.event_id).sort(), name).toEqual([...events].sort())
+      }
+      await eventually(() => published.every((id) => receiver.messageIds.includes(id)), 10_000, 'every published event at *')
+      for (const [name, { events }] of Object.entries(expected)) {
+        const received = receiver.requests.filter((request) => request.path === `/${name}`).map((request) => String(request.headers['webhook-id']))
+        expect(received.filter((id) => published.includes(id)).sort(), name).toEqual([...events].sort())
+      }
+      // Two matching subscriptions of one endpoint made one delivery, sent once.
+      expect((await api.get<Page<Delivery>>(`/webhooks/deliveries?event_id=${invoicePaid}`)).body.data.map((delivery) => delivery.endpoint_id).sort()).toEqual(
+        [prefix.id, exact.id, everything.id, twice.id].sort(),
+      )
+      expect(receiver.requests.filter((request) => request.path === '/twice' && request.headers['webhook-id'] === invoicePaid)).toHaveLength(1)
+
+      // Deleting one of the two subscriptions leaves the other routing.
+      const subscriptions = await api.get<Page<{ id: string; event_types: string[] }>>(`/webhooks/subscriptions?endpoint_id=${twice.id}`)
+      expect(subscriptions.body.data.map((subscription) => subscription.event_types).sort()).toEqual([['invoice.*'], ['invoice.paid', 'order.paid']])
+      const prefixOfTwice = subscriptions.body.data.find((subscription) => subscription.event_types[0] === 'invoice.*')!
+      expect((await api.delete(`/webhooks/subscriptions/${prefixOfTwice.id}`)).status).toBe(204)
+      const refundAgain = await publish('invoice.refund.created')
+      const orderAgain = await publish('order.paid')
+      await eventually(() => receiver.messageIds.includes(refundAgain) && receiver.messageIds.includes(orderAgain), 10_000, 'the later events')
+      await settled(api, `event_id=${orderAgain}`, 2)
+      expect((await api.get<Page<Delivery>>(`/webhooks/deliveries?event_id=${refundAgain}`)).body.data.map((delivery) => delivery.endpoint_id)).not.toContain(twice.id)
+      expect((await api.get<Page<Delivery>>(`/webhooks/deliveries?event_id=${orderAgain}`)).body.data.map((delivery) => delivery.endpoint_id)).toContain(twice.id)
+    })
+  })
+
+  describe('/metrics', () => {
+    it('exposes the webhook metrics in Prometheus text after a delivery', async () => {
+      const account = await createAccount(h.current)
+      const api = await webhookApi(account, h.current.clock)
+      await subscribedEndpoint(api, receiver.url, ['metrics.*'])
+      const published = await api.post<EventView>('/webhooks/events', { type: 'metrics.probe', data: {} })
+      await settled(api, `event_id=${published.body.id}`, 1)
+
+      const metrics = await metricsText(h.current)
+      expect(metrics.status).toBe(200)
+      expect(metrics.contentType).toMatch(/^text\/plain/)
+      for (const name of ['herald_webhook_attempts_total', 'herald_webhook_deliveries', 'herald_webhook_queue_due', 'herald_webhook_oldest_due_age_seconds', 'herald_webhook_attempt_duration_seconds', 'herald_webhook_publish_to_first_attempt_seconds']) {
+        expect(metrics.text).toMatch(new RegExp(`^# TYPE ${name} `, 'm'))
+      }
+      expect(sample(metrics.text, 'herald_webhook_attempts_total{outcome="2xx"}')).toBeGreaterThanOrEqual(1)
+      expect(sample(metrics.text, 'herald_webhook_attempt_duration_seconds_count')).toBeGreaterThanOrEqual(1)
+      expect(sample(metrics.text, 'herald_webhook_publish_to_first_attempt_seconds_count')).toBeGreaterThanOrEqual(1)
+      expect(sample(metrics.text, 'herald_webhook_deliveries{status="succeeded"}')).toBeGreaterThanOrEqual(1)
+      expect(sample(metrics.text, 'herald_webhook_queue_due')).toBeGreaterThanOrEqual(0)
+      expect(sample(metrics.text, 'herald_webhook_oldest_due_age_seconds')).toBeGreaterThanOrEqual(0)
+    })
+  })
+
+  describe('management scopes', () => {
+    it('lets each scope do its part and nothing more, and a refusal writes nothing', async () => {
+      const account = await createAccount(h.current)
+      const admin = await webhookApi(account, h.current.clock)
+      const endpoint = await subscribedEndpoint(admin, receiver.url, ['scoped.*'])
+      const read = await managementToken(account, 'herald:webhooks:read')
+      const write = await managementToken(account, 'herald:webhooks:write')
+      const publish = await managementToken(account, 'herald:events:publish')
+      const as = (token: string, method: string, path: string, json?: unknown) => call<{ code: string }>(`${account.base}${path}`, method, { token, ...(json !== undefined && { json }) })
+      const expectInsufficient = (response: Awaited<ReturnType<typeof as>>, what: string) => {
+        expect(response.status, what).toBe(403)
+        expect(response.headers.get('content-type'), what).toMatch(/^application\/problem\+json/)
+        expect(response.body.code, what).toBe('insufficient_scope')
+        expect(response.headers.get('www-authenticate'), what).toMatch(/^Bearer error="insufficient_scope"/)
+      }
+
+      for (const path of ['/webhooks/endpoints', `/webhooks/endpoints/${endpoint.id}`, '/webhooks/subscriptions', '/webhooks/events', '/webhooks/deliveries', '/webhooks/event-types']) {
+        expect((await as(read, 'GET', path)).status, path).toBe(200)
+      }
+      expectInsufficient(await as(read, 'POST', '/webhooks/endpoints', { url: receiver.url }), 'read: create endpoint')
+      expectInsufficient(await as(read, 'PATCH', `/webhooks/endpoints/${endpoint.id}`, { description: 'x' }), 'read: change endpoint')
+      expectInsufficient(await as(read, 'DELETE', `/webhooks/endpoints/${endpoint.id}`), 'read: delete endpoint')
+      expectInsufficient(await as(read, 'GET', `/webhooks/endpoints/${endpoint.id}/secret`), 'read: reveal secret')
+      expectInsufficient(await as(read, 'POST', `/webhooks/endpoints/${endpoint.id}/secret/rotate`, {}), 'read: rotate secret')
+      expectInsufficient(await as(read, 'POST', '/webhooks/subscriptions', { endpoint_id: endpoint.id, event_types: ['*'] }), 'read: subscribe')
+      expectInsufficient(await as(read, 'POST', '/webhooks/events', { type: 'scoped.event', data: {} }), 'read: publish')
+      expectInsufficient(await as(write, 'POST', '/webhooks/events', { type: 'scoped.event', data: {} }), 'write: publish')
+      expectInsufficient(await as(publish, 'GET', '/webhooks/events'), 'publish: list events')
+      expectInsufficient(await as(publish, 'POST', '/webhooks/endpoints', { url: receiver.url }), 'publish: create endpoint')
+      expectInsufficient(await as(write, 'GET', '/webhooks/endpoints'), 'write: list endpoints')
+
+      // Nothing the refused calls asked for happened.
+      expect(ids((await admin.get<Page<Endpoint>>('/webhooks/endpoints')).body.data)).toEqual([endpoint.id])
+      expect((await admin.get<Page<unknown>>('/webhooks/subscriptions')).body.data).toHaveLength(1)
+      expect((await admin.get<Page<EventView>>('/webhooks/events?type=scoped.event')).body.data).toEqual([])
+      expect((await admin.get<Endpoint & { description: string }>(`/webhooks/endpoints/${endpoint.id}`)).body.description).toBe('')
+
+      const published = await as(publish, 'POST', '/webhooks/events', { type: 'scoped.event', data: {} })
+      expect(published.status).toBe(201)
+      const created = await as(write, 'POST', '/webhooks/endpoints', { url: receiver.url })
+      expect(created.status).toBe(201)
+      await settled(admin, `endpoint_id=${endpoint.id}&event_type=scoped.event`, 1)
+    })
+  })
+})
+
+async function metricsText(h: TestHerald): Promise<{ status: number; contentType: string; text: string }> {
+  const response = await fetch(`${h.origin}/metrics`)
+  return { status: response.status, contentType: response.headers.get('content-type') ?? '', text: await response.text() }
+}
+
+/** The value of one sample line, by its exact name and labels. */
+function sample(text: string, series: string): number {
+  const line = text.split('\n').find((candidate) => candidate.startsWith(`${series} `))
+  if (line === undefined) throw new Error(`no sample ${series} in the metrics`)
+  return Number(line.slice(series.length + 1))
+}
