@@ -1,0 +1,38 @@
+import { Migrator, sql } from 'kysely'
+import { describe, expect, it } from 'vitest'
+import { DEFAULT_SETTINGS } from '../../src/platform/settings/settings.js'
+import { migrateToLatest } from '../../src/platform/storage/migrate.js'
+import { migrations } from '../../src/platform/storage/migrations/index.js'
+import { openDatabase } from '../../src/platform/storage/database.js'
+import { createTestDatabase } from '../support/dialects.js'
+import { forEachDialect } from '../support/herald.js'
+
+forEachDialect((dialect) => {
+  describe('upgrading a database', () => {
+    it('brings a 0001 database with data to the latest schema: webhook settings get their defaults, old events need no fan-out', async () => {
+      const database = await createTestDatabase(dialect)
+      const { db, close } = openDatabase(database.config)
+      try {
+        const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations }, migrationTableName: 'herald_migrations', migrationLockTableName: 'herald_migrations_lock' })
+        expect((await migrator.migrateTo('0001-platform')).error).toBeUndefined()
+        await sql`insert into accounts (id, name, status, admin_client_id, created_at, updated_at) values ('acct_1', 'old', 'active', 'cli_1', 1, 1)`.execute(db)
+        await sql`insert into account_settings (account_id, access_token_ttl, refresh_token_idle_ttl, refresh_token_absolute_ttl, id_token_ttl, authorization_code_ttl, default_audience, access_token_signing_alg, updated_at)
+          values ('acct_1', 600, 86400, 864000, 600, 60, null, 'ES256', 1)`.execute(db)
+        await sql`insert into events (id, account_id, type, data, created_at) values ('evt_1', 'acct_1', 'oauth.client.created', '{}', 5)`.execute(db)
+
+        expect((await migrateToLatest(db)).applied).toEqual(Object.keys(migrations).filter((name) => name !== '0001-platform'))
+
+        const settings = await db.selectFrom('account_settings').selectAll().executeTakeFirstOrThrow()
+        expect(settings.access_token_ttl).toBe(600)
+        expect(JSON.parse(settings.webhook_retry_schedule)).toEqual(DEFAULT_SETTINGS.webhook_retry_schedule)
+        expect(settings.webhook_retention_days).toBe(DEFAULT_SETTINGS.webhook_retention_days)
+        expect(settings.webhook_disable_after).toBe(DEFAULT_SETTINGS.webhook_disable_after)
+        const event = await db.selectFrom('events').selectAll().executeTakeFirstOrThrow()
+        expect(event.fanned_out_at).toBe(5)
+      } finally {
+        await close()
+        await database.drop()
+      }
+    })
+  })
+})
