@@ -1,8 +1,8 @@
 import { Webhook } from 'standardwebhooks'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { DEFAULT_SETTINGS } from '../../src/platform/settings/settings.js'
-import { forEachDialect, useHerald } from '../support/herald.js'
-import { createAccount } from '../support/http.js'
+import { forEachDialect, OPERATOR_TOKEN, useHerald } from '../support/herald.js'
+import { call, createAccount } from '../support/http.js'
 import { eventually, Receiver } from '../support/receiver.js'
 import { type Delivery, LOCAL_DELIVERY, subscribedEndpoint, webhookApi } from './support.js'
 
@@ -274,6 +274,28 @@ forEachDialect((dialect) => {
       } finally {
         await kept.close()
       }
+    })
+  })
+
+  describe('a disabled account', () => {
+    it('keeps its deliveries waiting until the operator enables it again', async () => {
+      const account = await createAccount(h.current)
+      const api = await webhookApi(account, h.current.clock)
+      await subscribedEndpoint(api, receiver.url, ['*'])
+      receiver.respond = () => ({ status: receiver.requests.length === 1 ? 500 : 200 })
+      const published = await api.post<{ id: string }>('/webhooks/events', { type: 'a.b', data: {} })
+      await deliveryOf(api, `event_id=${published.body.id}`, (d) => d.attempt_count === 1)
+
+      const setStatus = (status: string) => call(`${h.current.origin}/accounts/${account.id}`, 'PATCH', { token: OPERATOR_TOKEN, json: { status } })
+      expect((await setStatus('disabled')).status).toBe(200)
+      h.current.clock.advanceSeconds(60)
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      expect(receiver.requests).toHaveLength(1)
+
+      expect((await setStatus('active')).status).toBe(200)
+      h.current.clock.advanceSeconds(1)
+      await eventually(() => receiver.requests.length === 2, 10_000, 'the retry after enabling')
+      await deliveryOf(api, `event_id=${published.body.id}`, (d) => d.status === 'succeeded')
     })
   })
 })

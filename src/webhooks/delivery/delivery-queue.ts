@@ -90,6 +90,8 @@ export class DeliveryQueue {
             .as('in_flight'),
         )
         .where('e.status', '=', 'active')
+        // A disabled (suspended) account's deliveries wait until it is enabled again.
+        .where((eb) => eb.exists(eb.selectFrom('accounts as a').select('a.id').whereRef('a.id', '=', 'e.account_id').where('a.status', '=', 'active')))
         .where((eb) =>
           eb.exists(eb.selectFrom('webhook_deliveries as d').select('d.id').whereRef('d.endpoint_id', '=', 'e.id').where('d.status', '=', 'pending').where('d.next_attempt_at', '<=', now)),
         )
