@@ -253,6 +253,34 @@ forEachDialect((dialect) => {
     })
   })
 
+  describe('retrying by hand while the endpoint is disabled', () => {
+    it('holds the delivery until the endpoint is enabled, then delivers it', async () => {
+      const account = await createAccount(h.current)
+      const api = await webhookApi(account, h.current.clock)
+      expect((await api.patch('/settings', { webhook_retry_schedule: [1] })).status).toBe(200)
+      const endpoint = await subscribedEndpoint(api, receiver.url, ['held.*'])
+      receiver.respond = () => ({ status: 503 })
+      const published = await api.post<EventView>('/webhooks/events', { type: 'held.retry', data: {} })
+      await eventually(async () => (await api.get<Page<Delivery>>(`/webhooks/deliveries?event_id=${published.body.id}`)).body.data[0]?.attempt_count === 1, 10_000, 'the first attempt')
+      h.current.clock.advanceSeconds(2)
+      const [failed] = await settled(api, `event_id=${published.body.id}&status=failed`, 1)
+      expect((await api.patch(`/webhooks/endpoints/${endpoint.id}`, { status: 'disabled' })).status).toBe(200)
+
+      const retried = await api.post<Delivery>(`/webhooks/deliveries/${failed!.id}/retry`)
+      expect(retried.status).toBe(202)
+      // Like every delivery of a disabled endpoint, it waits as held: not pending and due, which no worker would claim.
+      expect(retried.body).toMatchObject({ status: 'held', next_attempt_at: null })
+      expect((await api.get<Delivery>(`/webhooks/deliveries/${failed!.id}`)).body).toMatchObject({ status: 'held', attempt_count: 2 })
+      expect(receiver.requests).toHaveLength(2)
+
+      receiver.respond = () => ({ status: 204 })
+      expect((await api.patch(`/webhooks/endpoints/${endpoint.id}`, { status: 'active' })).status).toBe(200)
+      const [delivered] = await settled(api, `event_id=${published.body.id}&status=succeeded`, 1)
+      expect(delivered!.attempt_count).toBe(3)
+      expect(receiver.requests).toHaveLength(3)
+    })
+  })
+
   describe('the event-type catalogue', () => {
     it("lists Herald's own types with descriptions and examples, then custom types once published", async () => {
       const account = await createAccount(h.current)

@@ -74,8 +74,9 @@ export class Deliveries {
   }
 
   /**
-   * Queues one more attempt now. A failed delivery that fails again is failed again (its schedule stays
-   * spent); a succeeded one is sent again. Held and cancelled deliveries have no endpoint to go to.
+   * Queues one more attempt now, or, when the endpoint is disabled, holds it until the endpoint is enabled. A
+   * failed delivery that fails again is failed again (its schedule stays spent); a succeeded one is sent again.
+   * Held and cancelled deliveries have no endpoint to go to.
    */
   async retry(accountId: string, deliveryId: string): Promise<DeliveryView> {
     return transaction(this.db, async (tx) => {
@@ -84,10 +85,14 @@ export class Deliveries {
       if (row.status === 'cancelled') throw new ProblemError('conflict', 'The endpoint was deleted: this delivery was cancelled')
       if (row.lease_token !== null) throw new ProblemError('conflict', 'An attempt of this delivery is in flight')
       const now = this.clock.now()
-      const next: WebhookDeliveriesTable = { ...row, status: 'pending', next_attempt_at: now, finished_at: null }
-      await tx.db.updateTable('webhook_deliveries').set({ status: 'pending', next_attempt_at: now, finished_at: null }).where('id', '=', row.id).where('lease_token', 'is', null).execute()
-      await this.wake.send(tx)
-      return toView(next)
+      // A disabled endpoint's deliveries wait as held, as recovery does it: a pending one would look due (in the
+      // queue metrics too) while no worker claims it, and enabling the endpoint releases held deliveries anyway.
+      const endpoint = await tx.db.selectFrom('webhook_endpoints').select('status').where('id', '=', row.endpoint_id).executeTakeFirst()
+      const active = endpoint?.status === 'active'
+      const changes = { status: active ? 'pending' : 'held', next_attempt_at: active ? now : null, finished_at: null } as const
+      await tx.db.updateTable('webhook_deliveries').set(changes).where('id', '=', row.id).where('lease_token', 'is', null).execute()
+      if (active) await this.wake.send(tx)
+      return toView({ ...row, ...changes })
     })
   }
 

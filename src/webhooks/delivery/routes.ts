@@ -66,7 +66,7 @@ export function deliveryRoutes(app: App, deliveries: Deliveries): void {
 
   app.post(
     '/webhooks/deliveries/:deliveryId/retry',
-    { config: { scope: 'herald:webhooks:write' }, schema: { summary: 'Attempts the delivery again now', tags, params: Params, response: { 202: DeliverySchema, ...errors } } },
+    { config: { scope: 'herald:webhooks:write' }, schema: { summary: 'Attempts the delivery again now; while its endpoint is disabled, holds it until the endpoint is enabled', tags, params: Params, response: { 202: DeliverySchema, ...errors } } },
     async (request, reply) => reply.status(202).send(await deliveries.retry(request.account.id, request.params.deliveryId)),
   )
 }
