@@ -23,3 +23,13 @@ export function decodeCursor(cursor: string | undefined): string | undefined {
   }
   return position
 }
+
+/**
+ * The page a keyset query answered, given it asked for `limit + 1` rows: the extra row only says that more
+ * follow, and the cursor is the position of the last row shown.
+ */
+export function toPage<R, V>(rows: readonly R[], limit: number, positionOf: (row: R) => string, view: (row: R) => V): Page<V> {
+  const page = rows.slice(0, limit)
+  const last = page.at(-1)
+  return { data: page.map(view), next_cursor: rows.length > limit && last !== undefined ? encodeCursor(positionOf(last)) : null }
+}

@@ -4,7 +4,7 @@ import type { Outbox } from '../../platform/events/outbox.js'
 import { ProblemError, notFound } from '../../platform/http/problems.js'
 import { newId } from '../../platform/ids.js'
 import { MANAGEMENT_SCOPES } from '../../platform/management-auth/scopes.js'
-import { decodeCursor, encodeCursor, type Page } from '../../platform/pagination.js'
+import { decodeCursor, type Page, toPage } from '../../platform/pagination.js'
 import type { DB } from '../../platform/storage/schema.js'
 import { type Tx, transaction } from '../../platform/storage/transaction.js'
 import { listScopeNames } from '../scopes/scope-store.js'
@@ -55,9 +55,7 @@ export class Clients {
 
   async list(accountId: string, limit: number, cursor: string | undefined): Promise<Page<ClientView>> {
     const clients = await this.store.list(accountId, limit + 1, decodeCursor(cursor))
-    const page = clients.slice(0, limit)
-    const last = page.at(-1)
-    return { data: page.map(toView), next_cursor: clients.length > limit && last ? encodeCursor(last.id) : null }
+    return toPage(clients, limit, (client) => client.id, toView)
   }
 
   /**

@@ -3,7 +3,7 @@ import { type Clock, toRfc3339 } from '../../platform/clock.js'
 import type { Outbox } from '../../platform/events/outbox.js'
 import { ProblemError, notFound } from '../../platform/http/problems.js'
 import { isReservedScope } from '../../platform/management-auth/scopes.js'
-import { decodeCursor, encodeCursor, type Page } from '../../platform/pagination.js'
+import { decodeCursor, type Page, toPage } from '../../platform/pagination.js'
 import type { DB, ScopeKind, ScopesTable } from '../../platform/storage/schema.js'
 import { transaction } from '../../platform/storage/transaction.js'
 import type { ClientStore } from '../clients/client-store.js'
@@ -62,9 +62,7 @@ export class Scopes {
     const after = decodeCursor(cursor)
     if (after !== undefined) query = query.where('name', '>', after)
     const rows = await query.execute()
-    const page = rows.slice(0, limit)
-    const last = page.at(-1)
-    return { data: page.map(toView), next_cursor: rows.length > limit && last ? encodeCursor(last.name) : null }
+    return toPage(rows, limit, (row) => row.name, toView)
   }
 
   async update(accountId: string, name: string, description: string): Promise<ScopeView> {

@@ -5,7 +5,7 @@ import type { CacheInvalidation } from '../cache/invalidation.js'
 import { notFound } from '../http/problems.js'
 import { looksLikeId, newId } from '../ids.js'
 import type { KeyStore } from '../keys/key-store.js'
-import { decodeCursor, encodeCursor, type Page } from '../pagination.js'
+import { decodeCursor, type Page, toPage } from '../pagination.js'
 import type { SettingsStore } from '../settings/settings.js'
 import type { AccountStatus, AccountsTable, DB } from '../storage/schema.js'
 import { type Tx, transaction } from '../storage/transaction.js'
@@ -98,9 +98,7 @@ export class Accounts {
     const after = decodeCursor(cursor)
     if (after !== undefined) query = query.where('id', '>', after)
     const rows = await query.execute()
-    const page = rows.slice(0, limit).map((row) => this.view(fromRow(row)))
-    const last = page.at(-1)
-    return { data: page, next_cursor: rows.length > limit && last ? encodeCursor(last.id) : null }
+    return toPage(rows, limit, (row) => row.id, (row) => this.view(fromRow(row)))
   }
 
   async setStatus(accountId: string, status: AccountStatus): Promise<AccountView> {

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely'
 import { type Clock, optionalRfc3339, toRfc3339 } from '../../platform/clock.js'
 import { ProblemError, notFound } from '../../platform/http/problems.js'
 import { idBoundary, looksLikeId } from '../../platform/ids.js'
-import { decodeCursor, encodeCursor, type Page } from '../../platform/pagination.js'
+import { decodeCursor, type Page, toPage } from '../../platform/pagination.js'
 import type { DB, DeliveryStatus, WebhookAttemptsTable, WebhookDeliveriesTable } from '../../platform/storage/schema.js'
 import { transaction } from '../../platform/storage/transaction.js'
 import type { WakeSignal } from './wake.js'
@@ -63,8 +63,7 @@ export class Deliveries {
     if (filter.event_type !== undefined) query = query.where('event_type', '=', filter.event_type)
     if (filter.status !== undefined) query = query.where('status', '=', filter.status)
     const rows = await query.execute()
-    const page = rows.slice(0, limit)
-    return { data: page.map(toView), next_cursor: rows.length > limit ? encodeCursor(page.at(-1)!.id) : null }
+    return toPage(rows, limit, (row) => row.id, toView)
   }
 
   async get(accountId: string, deliveryId: string): Promise<DeliveryView & { attempts: AttemptView[] }> {

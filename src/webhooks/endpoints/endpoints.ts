@@ -3,7 +3,7 @@ import { type Clock, optionalRfc3339, toRfc3339 } from '../../platform/clock.js'
 import type { Outbox } from '../../platform/events/outbox.js'
 import { ProblemError, notFound } from '../../platform/http/problems.js'
 import { looksLikeId, newId } from '../../platform/ids.js'
-import { decodeCursor, encodeCursor, type Page } from '../../platform/pagination.js'
+import { decodeCursor, type Page, toPage } from '../../platform/pagination.js'
 import type { DB, EndpointDisabledReason, EndpointStatus, WebhookEndpointsTable } from '../../platform/storage/schema.js'
 import { type Tx, transaction } from '../../platform/storage/transaction.js'
 import { generateSecret, secretKey } from '../delivery/signing.js'
@@ -98,8 +98,7 @@ export class Endpoints {
     let query = this.db.selectFrom('webhook_endpoints').selectAll().where('account_id', '=', accountId).orderBy('id').limit(limit + 1)
     if (after !== undefined) query = query.where('id', '>', after)
     const rows = await query.execute()
-    const page = rows.slice(0, limit)
-    return { data: page.map(toView), next_cursor: rows.length > limit ? encodeCursor(page.at(-1)!.id) : null }
+    return toPage(rows, limit, (row) => row.id, toView)
   }
 
   async update(accountId: string, endpointId: string, changes: EndpointChanges): Promise<EndpointView> {

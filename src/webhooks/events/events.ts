@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely'
 import { type Clock, toRfc3339 } from '../../platform/clock.js'
 import { ProblemError, notFound } from '../../platform/http/problems.js'
 import { looksLikeId, newId } from '../../platform/ids.js'
-import { decodeCursor, encodeCursor, type Page } from '../../platform/pagination.js'
+import { decodeCursor, type Page, toPage } from '../../platform/pagination.js'
 import type { DB, EventsTable } from '../../platform/storage/schema.js'
 import { transaction } from '../../platform/storage/transaction.js'
 import type { FanOut } from '../delivery/fan-out.js'
@@ -107,8 +107,7 @@ export class Events {
     if (before !== undefined) query = query.where('id', '<', before)
     if (type !== undefined) query = query.where('type', '=', type)
     const rows = await query.execute()
-    const page = rows.slice(0, limit)
-    return { data: page.map(toView), next_cursor: rows.length > limit ? encodeCursor(page.at(-1)!.id) : null }
+    return toPage(rows, limit, (row) => row.id, toView)
   }
 
   /** Herald's own types, then the custom types the account has published. */

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely'
 import { type Clock, toRfc3339 } from '../../platform/clock.js'
 import { ProblemError, notFound } from '../../platform/http/problems.js'
 import { looksLikeId, newId } from '../../platform/ids.js'
-import { decodeCursor, encodeCursor, type Page } from '../../platform/pagination.js'
+import { decodeCursor, type Page, toPage } from '../../platform/pagination.js'
 import type { DB, WebhookSubscriptionsTable } from '../../platform/storage/schema.js'
 import { transaction } from '../../platform/storage/transaction.js'
 import type { EndpointStore } from '../endpoints/endpoint-store.js'
@@ -52,8 +52,7 @@ export class Subscriptions {
     if (after !== undefined) query = query.where('id', '>', after)
     if (endpointId !== undefined) query = query.where('endpoint_id', '=', endpointId)
     const rows = await query.execute()
-    const page = rows.slice(0, limit)
-    return { data: page.map(toView), next_cursor: rows.length > limit ? encodeCursor(page.at(-1)!.id) : null }
+    return toPage(rows, limit, (row) => row.id, toView)
   }
 
   async delete(accountId: string, subscriptionId: string): Promise<void> {
