@@ -179,6 +179,24 @@ forEachDialect((dialect) => {
       expect(() => verify(original, own)).toThrow()
     })
 
+    it('keeps a rotated secret when the endpoint is changed at the same moment', async () => {
+      const account = await createAccount(fresh.current)
+      const api = await webhookApi(account, fresh.current.clock)
+      const endpoint = await subscribedEndpoint(api, receiver.url, ['never.sent'])
+      // On PostgreSQL a change used to write back the whole row it had read, undoing a rotation committed meanwhile:
+      // the rotation answered a secret that never signed anything.
+      for (let n = 0; n < 30; n++) {
+        const [changed, rotated] = await Promise.all([
+          api.patch(`/webhooks/endpoints/${endpoint.id}`, { description: `round ${n}` }),
+          api.post<{ secret: string }>(`/webhooks/endpoints/${endpoint.id}/secret/rotate`, { overlap_seconds: 0 }),
+        ])
+        expect(changed.status).toBe(200)
+        expect(rotated.status).toBe(200)
+        expect((await api.get<{ secret: string }>(`/webhooks/endpoints/${endpoint.id}/secret`)).body.secret, `round ${n}`).toBe(rotated.body.secret)
+        expect((await api.get<{ description: string }>(`/webhooks/endpoints/${endpoint.id}`)).body.description).toBe(`round ${n}`)
+      }
+    })
+
     it('takes a secret of your own when the endpoint is created', async () => {
       const account = await createAccount(fresh.current)
       const api = await webhookApi(account, fresh.current.clock)

@@ -107,8 +107,11 @@ export class Endpoints {
       const row = await this.#existing(tx.db, accountId, endpointId)
       const now = this.clock.now()
       const { status, metadata, ...fields } = changes
-      const next: WebhookEndpointsTable = { ...row, ...fields, ...(metadata !== undefined && { metadata: JSON.stringify(metadata) }), updated_at: now }
-      await tx.db.updateTable('webhook_endpoints').set(next).where('id', '=', endpointId).execute()
+      const changed = { ...fields, ...(metadata !== undefined && { metadata: JSON.stringify(metadata) }), updated_at: now }
+      const next: WebhookEndpointsTable = { ...row, ...changed }
+      // Only the changed columns: writing back the whole row read above would undo what a concurrent
+      // transaction did since (a secret rotation, a worker disabling the endpoint) on PostgreSQL.
+      await tx.db.updateTable('webhook_endpoints').set(changed).where('id', '=', endpointId).execute()
       if (Object.keys(fields).length > 0 || metadata !== undefined) {
         await this.outbox.record(tx, accountId, 'webhook.endpoint.updated', toView(next), now)
       }
