@@ -87,6 +87,10 @@ export class SettingsStore {
    * long enough for the longer-lived tokens it may now sign.
    */
   async update(tx: Tx, accountId: string, patch: Partial<AccountSettings>): Promise<AccountSettings> {
+    const now = this.clock.now()
+    // Touching the row first locks it (on PostgreSQL) until commit, so a concurrent change can't slip in
+    // between the read and the write and be lost, or break the check between two lifetimes.
+    await tx.db.updateTable('account_settings').set({ updated_at: now }).where('account_id', '=', accountId).execute()
     const current = await this.read(tx.db, accountId)
     if (!current) throw notFound('The account settings')
     const next = { ...current, ...patch }
@@ -95,7 +99,6 @@ export class SettingsStore {
         { pointer: '/body/refresh_token_absolute_ttl', message: 'must be at least refresh_token_idle_ttl' },
       ])
     }
-    const now = this.clock.now()
     await tx.db
       .updateTable('account_settings')
       .set({ ...next, webhook_retry_schedule: JSON.stringify(next.webhook_retry_schedule), updated_at: now })
