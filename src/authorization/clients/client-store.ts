@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely'
 import type { Clock } from '../../platform/clock.js'
+import type { Awaitable } from '../../platform/cache/awaitable.js'
 import type { TtlCache } from '../../platform/cache/ttl-cache.js'
 import type { CacheInvalidation } from '../../platform/cache/invalidation.js'
 import type { ClientKind, ClientsTable, DB, TokenEndpointAuthMethod } from '../../platform/storage/schema.js'
@@ -39,7 +40,7 @@ export class ClientStore {
   }
 
   /** The client, from the cache: the token endpoint never reads clients from the database per request. */
-  find(accountId: string, clientId: string): Promise<RegisteredClient | undefined> {
+  find(accountId: string, clientId: string): Awaitable<RegisteredClient | undefined> {
     return this.#cache.get(cacheKey(accountId, clientId), () => this.read(this.db, accountId, clientId))
   }
 
