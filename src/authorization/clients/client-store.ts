@@ -7,6 +7,7 @@ import type { ClientKind, ClientsTable, DB, TokenEndpointAuthMethod } from '../.
 import type { Tx } from '../../platform/storage/transaction.js'
 import { looksLikeId } from '../../platform/ids.js'
 import { type ClientMetadata, DEFAULT_METADATA, clientKind, scopesOf } from './client-metadata.js'
+import { secretDigestOf } from './secrets.js'
 
 /** A client as the token endpoint and management auth use it, parsed once per cache load. */
 export interface RegisteredClient {
@@ -14,6 +15,8 @@ export interface RegisteredClient {
   accountId: string
   kind: ClientKind
   secretHash: string | null
+  /** The secret hash decoded, for `clientSecretMatches`. */
+  secretDigest: Buffer | null
   tokenEndpointAuthMethod: TokenEndpointAuthMethod
   grantTypes: ReadonlySet<string>
   /** The scopes the client may request, in registration order; requesting none grants them all. */
@@ -162,6 +165,7 @@ function fromRow(row: ClientsTable): RegisteredClient {
     accountId: row.account_id,
     kind: row.kind,
     secretHash: row.secret_hash,
+    secretDigest: row.secret_hash === null ? null : secretDigestOf(row.secret_hash),
     tokenEndpointAuthMethod: row.token_endpoint_auth_method,
     grantTypes: new Set(metadata.grant_types),
     scopes: scopesOf(metadata),

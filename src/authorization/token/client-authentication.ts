@@ -96,7 +96,7 @@ export class ClientAuthentication {
 /** Checks the client's secret and registered method; every failure looks the same to the caller. */
 function checkSecret(client: RegisteredClient | undefined, presented: Extract<PresentedCredentials, { secret: string }>): RegisteredClient {
   const basic = presented.method === 'client_secret_basic'
-  if (!client || client.secretHash === null || !clientSecretMatches(presented.secret, client.secretHash)) {
+  if (!client || client.secretDigest === null || !clientSecretMatches(presented.secret, client.secretDigest)) {
     throw invalidClient('Client authentication failed', basic)
   }
   if (client.tokenEndpointAuthMethod !== presented.method) {
@@ -118,7 +118,8 @@ function parseBasic(header: string): { clientId: string; secret: string } {
 }
 
 function formDecode(value: string): string {
-  return decodeURIComponent(value.replace(/\+/g, ' '))
+  // Herald's own client ids and secrets have nothing to decode; skipping the work shows on the token endpoint.
+  return /[%+]/.test(value) ? decodeURIComponent(value.replace(/\+/g, ' ')) : value
 }
 
 /** RFC 6749 §5.2: a client that tried the Authorization header gets a 401 with a Basic challenge. */

@@ -3,7 +3,6 @@ import type { Account, Accounts } from '../accounts/accounts.js'
 import { andThen } from '../cache/awaitable.js'
 import type { ManagementAuth, ManagementPrincipal } from '../management-auth/management-auth.js'
 import type { ManagementScope } from '../management-auth/scopes.js'
-import { looksLikeId } from '../ids.js'
 import { ProblemError } from './problems.js'
 import { appendHook, awaitableHook } from './route-hooks.js'
 import type { App } from './types.js'
@@ -50,8 +49,8 @@ export async function accountScope(app: App, deps: AccountScopeDeps): Promise<vo
     'onRequest',
     awaitableHook((request) => {
       const { accountId } = request.params as { accountId: string }
-      const account = looksLikeId('acct', accountId) ? deps.accounts.findActive(accountId) : undefined
-      return andThen(account, (found) => {
+      // findActive reads the database only for a well-formed id.
+      return andThen(deps.accounts.findActive(accountId), (found) => {
         if (!found) throw new ProblemError('not_found', 'No such account')
         request.account = found
         request.issuer = deps.accounts.issuerOf(found.id)
