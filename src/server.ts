@@ -16,6 +16,7 @@ import { healthRoutes } from './platform/http/health.js'
 import type { App } from './platform/http/types.js'
 import { installValidation } from './platform/http/validation.js'
 import { keyRoutes } from './platform/keys/routes.js'
+import { requestLoggerFactory } from './platform/logger.js'
 import { settingsRoutes } from './platform/settings/routes.js'
 import { scopeRoutes } from './authorization/scopes/routes.js'
 import { clientRoutes } from './authorization/clients/routes.js'
@@ -31,6 +32,7 @@ const DEFAULT_BODY_LIMIT = 64 * 1024
 export async function buildServer(herald: Herald): Promise<App> {
   const app = Fastify({
     loggerInstance: herald.log,
+    childLoggerFactory: requestLoggerFactory,
     bodyLimit: DEFAULT_BODY_LIMIT,
     trustProxy: true,
     return503OnClosing: true,

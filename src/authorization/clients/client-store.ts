@@ -1,11 +1,13 @@
 import type { Kysely } from 'kysely'
 import type { Clock } from '../../platform/clock.js'
+import type { Awaitable } from '../../platform/cache/awaitable.js'
 import type { TtlCache } from '../../platform/cache/ttl-cache.js'
 import type { CacheInvalidation } from '../../platform/cache/invalidation.js'
 import type { ClientKind, ClientsTable, DB, TokenEndpointAuthMethod } from '../../platform/storage/schema.js'
 import type { Tx } from '../../platform/storage/transaction.js'
 import { looksLikeId } from '../../platform/ids.js'
 import { type ClientMetadata, DEFAULT_METADATA, clientKind, scopesOf } from './client-metadata.js'
+import { secretDigestOf } from './secrets.js'
 
 /** A client as the token endpoint and management auth use it, parsed once per cache load. */
 export interface RegisteredClient {
@@ -13,6 +15,8 @@ export interface RegisteredClient {
   accountId: string
   kind: ClientKind
   secretHash: string | null
+  /** The secret hash decoded, for `clientSecretMatches`. */
+  secretDigest: Buffer | null
   tokenEndpointAuthMethod: TokenEndpointAuthMethod
   grantTypes: ReadonlySet<string>
   /** The scopes the client may request, in registration order; requesting none grants them all. */
@@ -39,7 +43,7 @@ export class ClientStore {
   }
 
   /** The client, from the cache: the token endpoint never reads clients from the database per request. */
-  find(accountId: string, clientId: string): Promise<RegisteredClient | undefined> {
+  find(accountId: string, clientId: string): Awaitable<RegisteredClient | undefined> {
     return this.#cache.get(cacheKey(accountId, clientId), () => this.read(this.db, accountId, clientId))
   }
 
@@ -161,6 +165,7 @@ function fromRow(row: ClientsTable): RegisteredClient {
     accountId: row.account_id,
     kind: row.kind,
     secretHash: row.secret_hash,
+    secretDigest: row.secret_hash === null ? null : secretDigestOf(row.secret_hash),
     tokenEndpointAuthMethod: row.token_endpoint_auth_method,
     grantTypes: new Set(metadata.grant_types),
     scopes: scopesOf(metadata),

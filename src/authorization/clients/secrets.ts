@@ -15,9 +15,13 @@ export function hashClientSecret(secret: string): string {
   return sha256(secret).toString('base64url')
 }
 
+/** A stored hash as bytes; the client cache keeps it, so the token endpoint does not decode it per request. */
+export function secretDigestOf(storedHash: string): Buffer {
+  return Buffer.from(storedHash, 'base64url')
+}
+
 /** Constant-time: both sides are 32-byte digests, so nothing about the stored hash leaks through timing. */
-export function clientSecretMatches(presented: string, storedHash: string): boolean {
-  const expected = Buffer.from(storedHash, 'base64url')
+export function clientSecretMatches(presented: string, storedDigest: Buffer): boolean {
   const actual = sha256(presented)
-  return expected.length === actual.length && timingSafeEqual(expected, actual)
+  return storedDigest.length === actual.length && timingSafeEqual(storedDigest, actual)
 }

@@ -1,10 +1,12 @@
 import type { App } from '../../platform/http/types.js'
 import { OAuthError } from '../../platform/http/oauth-errors.js'
-import type { KeyStore } from '../../platform/keys/key-store.js'
-import type { SettingsStore } from '../../platform/settings/settings.js'
+import { type Awaitable, andThen } from '../../platform/cache/awaitable.js'
+import type { AccountKeys, KeyStore } from '../../platform/keys/key-store.js'
+import type { AccountSettings, SettingsStore } from '../../platform/settings/settings.js'
 import type { Clock } from '../../platform/clock.js'
 import type { ClientAuthentication } from './client-authentication.js'
-import { GRANTS } from './grants.js'
+import type { RegisteredClient } from '../clients/client-store.js'
+import { GRANTS, type GrantHandler } from './grants.js'
 import { OAUTH_BODY_LIMIT, OAuthErrorSchema, TokenRequestBody, TokenResponseSchema, resourcesOf } from './token-request.js'
 
 export interface TokenRouteDeps {
@@ -33,20 +35,46 @@ export function tokenRoutes(app: App, deps: TokenRouteDeps): void {
         response: { 200: TokenResponseSchema, 400: OAuthErrorSchema, 401: OAuthErrorSchema },
       },
     },
-    async (request, reply) => {
+    (request, reply) => {
       const { account, issuer, body } = request
-      const client = await deps.clientAuthentication.authenticate(account.id, issuer, request.headers.authorization, body)
-
-      const grant = GRANTS[body.grant_type]
-      if (!grant) throw new OAuthError('unsupported_grant_type', 'This grant_type is not supported')
-      if (!client.grantTypes.has(body.grant_type)) {
-        throw new OAuthError('unauthorized_client', `This client may not use the ${body.grant_type} grant`)
-      }
-
-      const [settings, keys] = await Promise.all([deps.settings.get(account.id), deps.keys.keysOf(account.id)])
-      if (!settings) throw new OAuthError('server_error', 'The account has no settings')
-      const response = await grant({ account, issuer, client, settings, keys, body, resources: resourcesOf(body), nowMs: deps.clock.now() })
-      return reply.header('cache-control', 'no-store').header('pragma', 'no-cache').send(response)
+      // RFC 6749 §5.1; error answers get the same headers from the error handler.
+      reply.header('cache-control', 'no-store').header('pragma', 'no-cache')
+      // With warm caches every step answers at once, and the token is issued without a promise (see andThen).
+      const client = deps.clientAuthentication.authenticate(account.id, issuer, request.headers.authorization, body)
+      return andThen(client, (authenticated) => {
+        const grant = allowedGrant(authenticated, body.grant_type)
+        return andThen(signingContext(deps, account.id), ({ settings, keys }) =>
+          grant({ account, issuer, client: authenticated, settings, keys, body, resources: resourcesOf(body), nowMs: deps.clock.now() }),
+        )
+      })
     },
   )
+}
+
+/** The grant's handler, if Herald implements it and the client registered it. */
+function allowedGrant(client: RegisteredClient, grantType: string): GrantHandler {
+  const grant = GRANTS[grantType]
+  if (!grant) throw new OAuthError('unsupported_grant_type', 'This grant_type is not supported')
+  if (!client.grantTypes.has(grantType)) throw new OAuthError('unauthorized_client', `This client may not use the ${grantType} grant`)
+  return grant
+}
+
+interface SigningContext {
+  settings: AccountSettings
+  keys: AccountKeys | undefined
+}
+
+/** The account's settings and keys, from their caches. */
+function signingContext(deps: TokenRouteDeps, accountId: string): Awaitable<SigningContext> {
+  const settings = deps.settings.get(accountId)
+  const keys = deps.keys.keysOf(accountId)
+  if (settings instanceof Promise || keys instanceof Promise) {
+    return Promise.all([settings, keys]).then(([loadedSettings, loadedKeys]) => withSettings(loadedSettings, loadedKeys))
+  }
+  return withSettings(settings, keys)
+}
+
+function withSettings(settings: AccountSettings | undefined, keys: AccountKeys | undefined): SigningContext {
+  if (!settings) throw new OAuthError('server_error', 'The account has no settings')
+  return { settings, keys }
 }

@@ -13,16 +13,21 @@ export function isValidScopeToken(value: string): boolean {
  * The scopes a token gets: exactly those requested, each of which the client must be allowed; none requested
  * means the client's whole set. An unknown or unallowed scope is an error, never silently dropped.
  */
-export function grantedScopes(client: RegisteredClient, requested: string | undefined): string[] {
-  if (requested === undefined || requested.trim() === '') return [...client.scopes]
-  const names = requested.split(' ').filter(Boolean)
-  const malformed = names.find((name) => !isValidScopeToken(name))
-  if (malformed !== undefined) throw new OAuthError('invalid_scope', 'scope is not a space-separated list of scope tokens')
-  const allowed = new Set(client.scopes)
-  const refused = names.filter((name) => !allowed.has(name))
+export function grantedScopes(client: RegisteredClient, requested: string | undefined): readonly string[] {
+  if (requested === undefined || requested.trim() === '') return client.scopes
+  const names = new Set(requested.split(' '))
+  names.delete('')
+  // A client's scope list is short: scanning it costs less than building a set of it on every token request.
+  const refused: string[] = []
+  let reserved = false
+  for (const name of names) {
+    if (!isValidScopeToken(name)) throw new OAuthError('invalid_scope', 'scope is not a space-separated list of scope tokens')
+    if (!client.scopes.includes(name)) refused.push(name)
+    reserved ||= isReservedScope(name)
+  }
   if (refused.length > 0) throw new OAuthError('invalid_scope', `The client may not request: ${refused.join(' ')}`)
-  if (client.kind !== 'management' && names.some(isReservedScope)) {
+  if (reserved && client.kind !== 'management') {
     throw new OAuthError('invalid_scope', 'herald: scopes are granted only to management clients')
   }
-  return [...new Set(names)]
+  return [...names]
 }

@@ -1,4 +1,5 @@
 import { errors as joseErrors, jwtVerify, type JWTPayload } from 'jose'
+import type { Awaitable } from '../cache/awaitable.js'
 import type { Clock } from '../clock.js'
 import type { KeyStore } from '../keys/key-store.js'
 
@@ -21,7 +22,7 @@ export interface TokenClient {
 
 /** The clients of an account; the authorization area's client store provides it. */
 export interface TokenClientLookup<C extends TokenClient> {
-  find(accountId: string, clientId: string): Promise<C | undefined>
+  find(accountId: string, clientId: string): Awaitable<C | undefined>
 }
 
 /** The revoked token ids of an account; the authorization area's revocation store provides it. */

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely'
 import { type Clock, toRfc3339 } from '../clock.js'
+import { type Awaitable, andThen } from '../cache/awaitable.js'
 import type { TtlCache } from '../cache/ttl-cache.js'
 import type { CacheInvalidation } from '../cache/invalidation.js'
 import { notFound } from '../http/problems.js'
@@ -62,9 +63,8 @@ export class Accounts {
   }
 
   /** The account if it exists and is enabled, from the cache; what every route under an account's base uses. */
-  async findActive(accountId: string): Promise<Account | undefined> {
-    const account = await this.#cache.get(accountId, () => this.#read(this.db, accountId))
-    return account?.status === 'active' ? account : undefined
+  findActive(accountId: string): Awaitable<Account | undefined> {
+    return andThen(this.#cache.get(accountId, () => this.#read(this.db, accountId)), (account) => (account?.status === 'active' ? account : undefined))
   }
 
   /**

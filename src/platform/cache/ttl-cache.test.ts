@@ -13,10 +13,90 @@ describe('TtlCache', () => {
     let loads = 0
     const load = async () => `v${++loads}`
     expect(await cache.get('k', load)).toBe('v1')
-    clock.advance(4999)
+    clock.advance(3999)
     expect(await cache.get('k', load)).toBe('v1')
-    clock.advance(1)
+    clock.advance(1001)
     expect(await cache.get('k', load)).toBe('v2')
+    expect(loads).toBe(2)
+  })
+
+  it('answers a fresh value at once, without a promise', async () => {
+    const cache = new TtlCache<string>(5000, manualClock())
+    const load = async () => 'v'
+    expect(cache.get('k', load)).toBeInstanceOf(Promise)
+    await cache.get('k', load)
+    expect(cache.get('k', load)).toBe('v')
+  })
+
+  it('reloads a value in use in the background before it expires, serving it meanwhile', async () => {
+    const clock = manualClock()
+    const cache = new TtlCache<string>(5000, clock)
+    let loads = 0
+    let release: () => void = () => {}
+    const load = () =>
+      new Promise<string>((resolve) => {
+        const value = `v${++loads}`
+        release = () => resolve(value)
+      })
+    const first = cache.get('k', load)
+    release()
+    expect(await first).toBe('v1')
+    clock.advance(4000)
+    expect(cache.get('k', load)).toBe('v1')
+    expect(loads).toBe(2)
+    expect(cache.get('k', load)).toBe('v1')
+    expect(loads).toBe(2)
+    release()
+    await Promise.resolve()
+    await Promise.resolve()
+    expect(cache.get('k', load)).toBe('v2')
+    // The reload began at 4000: its value is served until 9000 (starting the next reload), and no longer.
+    clock.advance(4999)
+    expect(cache.get('k', load)).toBe('v2')
+    clock.advance(1)
+    const expired = cache.get('k', load)
+    expect(expired).toBeInstanceOf(Promise)
+    release()
+    expect(await expired).toBe('v3')
+    expect(loads).toBe(3)
+  })
+
+  it('counts the lifetime from when the read began, not when it answered', async () => {
+    const clock = manualClock()
+    const cache = new TtlCache<string>(5000, clock)
+    let release: (value: string) => void = () => {}
+    const slow = cache.get('k', () => new Promise<string>((resolve) => (release = resolve)))
+    clock.advance(2000)
+    release('old')
+    expect(await slow).toBe('old')
+    clock.advance(3000)
+    expect(await cache.get('k', async () => 'new')).toBe('new')
+  })
+
+  it('keeps serving a value whose background reload failed until it expires, then reports the failure', async () => {
+    const clock = manualClock()
+    const cache = new TtlCache<string>(5000, clock)
+    expect(await cache.get('k', async () => 'v1')).toBe('v1')
+    const failing = async (): Promise<string> => {
+      throw new Error('database down')
+    }
+    clock.advance(4000)
+    expect(cache.get('k', failing)).toBe('v1')
+    await new Promise((resolve) => setImmediate(resolve))
+    clock.advance(999)
+    expect(cache.get('k', failing)).toBe('v1')
+    clock.advance(1)
+    await expect(cache.get('k', failing)).rejects.toThrow('database down')
+  })
+
+  it('drops a value whose background reload finds the row gone', async () => {
+    const clock = manualClock()
+    const cache = new TtlCache<string>(5000, clock)
+    expect(await cache.get('k', async () => 'v1')).toBe('v1')
+    clock.advance(4000)
+    expect(cache.get('k', async () => undefined)).toBe('v1')
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(await cache.get('k', async () => undefined)).toBeUndefined()
   })
 
   it('never caches a miss', async () => {

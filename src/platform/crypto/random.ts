@@ -1,12 +1,13 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto'
 
 /** An unguessable token: `bytes` random bytes as base64url (32 bytes = 256 bits by default). */
 export function randomToken(bytes = 32): string {
   return randomBytes(bytes).toString('base64url')
 }
 
+/** One-shot: a Hash object per call costs more than the digest of a short value (it runs per token request). */
 export function sha256(value: string | Buffer): Buffer {
-  return createHash('sha256').update(value).digest()
+  return hash('sha256', value, 'buffer')
 }
 
 /**

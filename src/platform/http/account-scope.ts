@@ -1,10 +1,10 @@
 import type { FastifyRequest } from 'fastify'
 import type { Account, Accounts } from '../accounts/accounts.js'
+import { andThen } from '../cache/awaitable.js'
 import type { ManagementAuth, ManagementPrincipal } from '../management-auth/management-auth.js'
 import type { ManagementScope } from '../management-auth/scopes.js'
-import { looksLikeId } from '../ids.js'
 import { ProblemError } from './problems.js'
-import { appendHook } from './route-hooks.js'
+import { appendHook, awaitableHook } from './route-hooks.js'
 import type { App } from './types.js'
 
 declare module 'fastify' {
@@ -45,12 +45,16 @@ export async function accountScope(app: App, deps: AccountScopeDeps): Promise<vo
   app.decorateRequest('issuer', '')
   app.decorateRequest('principal', null)
 
-  app.addHook('onRequest', async (request: FastifyRequest) => {
-    const { accountId } = request.params as { accountId: string }
-    const account = looksLikeId('acct', accountId) ? await deps.accounts.findActive(accountId) : undefined
-    if (!account) throw new ProblemError('not_found', 'No such account')
-    request.account = account
-    request.issuer = deps.accounts.issuerOf(account.id)
-  })
+  app.addHook(
+    'onRequest',
+    awaitableHook((request) => {
+      const { accountId } = request.params as { accountId: string }
+      // findActive reads the database only for a well-formed id.
+      return andThen(deps.accounts.findActive(accountId), (found) => {
+        if (!found) throw new ProblemError('not_found', 'No such account')
+        request.account = found
+        request.issuer = deps.accounts.issuerOf(found.id)
+      })
+    }),
+  )
 }
-

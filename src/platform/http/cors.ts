@@ -1,7 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import { type Awaitable, andThen } from '../cache/awaitable.js'
 import type { CacheInvalidation } from '../cache/invalidation.js'
 import type { TtlCache } from '../cache/ttl-cache.js'
-import { appendHook } from './route-hooks.js'
+import { appendHook, awaitableHook } from './route-hooks.js'
 import type { App } from './types.js'
 
 /**
@@ -37,9 +38,8 @@ export class CorsOrigins {
     this.#cache = invalidation.cache('client', (changed) => changed.split('/', 1)[0] ?? changed)
   }
 
-  async allows(accountId: string, origin: string): Promise<boolean> {
-    const origins = await this.#cache.get(accountId, () => this.#load(accountId))
-    return origins?.has(origin) ?? false
+  allows(accountId: string, origin: string): Awaitable<boolean> {
+    return andThen(this.#cache.get(accountId, () => this.#load(accountId)), (origins) => origins?.has(origin) ?? false)
   }
 
   async #load(accountId: string): Promise<ReadonlySet<string>> {
@@ -67,9 +67,7 @@ export function installCors(app: App, origins: CorsOrigins, policies: Readonly<R
   app.addHook('onRoute', (route) => {
     const policy = byRoute.get(route.url)
     if (policy === undefined || route.method === 'OPTIONS') return
-    route.onRequest = appendHook(route.onRequest, async (request: FastifyRequest, reply: FastifyReply) => {
-      await allowOrigin(request, reply, policy, origins)
-    })
+    route.onRequest = appendHook(route.onRequest, awaitableHook((request, reply) => allowOrigin(request, reply, policy, origins)))
   })
 
   for (const [path, policy] of Object.entries(policies)) {
@@ -86,7 +84,7 @@ export function installCors(app: App, origins: CorsOrigins, policies: Readonly<R
 }
 
 /** Sets the allow-origin headers the policy grants this request; true if it granted any. */
-async function allowOrigin(request: FastifyRequest, reply: FastifyReply, policy: CorsPolicy, origins: CorsOrigins): Promise<boolean> {
+function allowOrigin(request: FastifyRequest, reply: FastifyReply, policy: CorsPolicy, origins: CorsOrigins): Awaitable<boolean> {
   if (policy === 'any-origin') {
     // The same answer for every origin, so shared caches need no Vary.
     reply.header('access-control-allow-origin', '*')
@@ -95,7 +93,9 @@ async function allowOrigin(request: FastifyRequest, reply: FastifyReply, policy:
   // The answer depends on Origin, whatever it turns out to be (Fetch standard, CORS protocol and HTTP caches).
   reply.header('vary', 'Origin')
   const origin = request.headers.origin
-  if (origin === undefined || !(await origins.allows(request.account.id, origin))) return false
-  reply.header('access-control-allow-origin', origin)
-  return true
+  if (origin === undefined) return false
+  return andThen(origins.allows(request.account.id, origin), (allowed) => {
+    if (allowed) reply.header('access-control-allow-origin', origin)
+    return allowed
+  })
 }

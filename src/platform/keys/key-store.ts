@@ -2,6 +2,7 @@ import type { KeyObject } from 'node:crypto'
 import type { JWK } from 'jose'
 import type { Kysely } from 'kysely'
 import { type Clock, optionalRfc3339, toRfc3339 } from '../clock.js'
+import type { Awaitable } from '../cache/awaitable.js'
 import type { TtlCache } from '../cache/ttl-cache.js'
 import type { CacheInvalidation } from '../cache/invalidation.js'
 import type { SecretBox } from '../crypto/secret-box.js'
@@ -67,7 +68,7 @@ export class KeyStore {
     this.#cache = invalidation.cache('keys')
   }
 
-  keysOf(accountId: string): Promise<AccountKeys | undefined> {
+  keysOf(accountId: string): Awaitable<AccountKeys | undefined> {
     return this.#cache.get(accountId, () => this.#load(accountId))
   }
 

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely'
 import type { Clock } from '../clock.js'
+import type { Awaitable } from '../cache/awaitable.js'
 import type { TtlCache } from '../cache/ttl-cache.js'
 import type { CacheInvalidation } from '../cache/invalidation.js'
 import type { AccountSettingsTable, DB } from '../storage/schema.js'
@@ -71,7 +72,7 @@ export class SettingsStore {
   }
 
   /** The account's settings, from the cache; undefined only for an account that does not exist. */
-  get(accountId: string): Promise<AccountSettings | undefined> {
+  get(accountId: string): Awaitable<AccountSettings | undefined> {
     return this.#cache.get(accountId, () => this.read(this.db, accountId))
   }
 

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely'
 import type { CacheInvalidation } from '../../platform/cache/invalidation.js'
+import type { Awaitable } from '../../platform/cache/awaitable.js'
 import type { TtlCache } from '../../platform/cache/ttl-cache.js'
 import type { SecretBox } from '../../platform/crypto/secret-box.js'
 import type { DB, EndpointStatus, WebhookEndpointsTable } from '../../platform/storage/schema.js'
@@ -41,7 +42,7 @@ export class EndpointStore {
     this.#routes = invalidation.cache('webhook_routes')
   }
 
-  target(endpointId: string): Promise<DeliveryTarget | undefined> {
+  target(endpointId: string): Awaitable<DeliveryTarget | undefined> {
     return this.#targets.get(endpointId, async () => {
       const row = await this.db.selectFrom('webhook_endpoints').selectAll().where('id', '=', endpointId).executeTakeFirst()
       return row && this.#toTarget(row)
