@@ -2,6 +2,7 @@
 // measured against in the same run (DESIGN.md, "Tests and benchmarks"). Build first: benchmarks import dist/.
 const TARGETS = {
   tokens: { load: () => import('./tokens.mjs'), about: 'token endpoint vs oidc-provider; database queries per token' },
+  deliveries: { load: () => import('./deliveries.mjs'), about: 'webhook drain, publish rate and publish-to-receive latency on SQLite and PostgreSQL, beside HTTP and write floors' },
 }
 
 /** A hard bound on any benchmark run, whatever goes wrong inside it. */

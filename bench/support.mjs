@@ -43,6 +43,8 @@ const children = new Set()
 process.on('exit', () => {
   for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
 })
+// Interrupted (Ctrl-C, a timeout's SIGTERM): exit through the handler above rather than leave the children behind.
+for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => process.exit(signal === 'SIGINT' ? 130 : 143))
 
 /**
  * Starts `node <args>` as a child, pinned to `core` with taskset when available (taskset execs node, so the
@@ -157,6 +159,34 @@ export async function waitForQuiet(maxMs, threshold = 0.15) {
     if (Math.max(...shares) <= threshold) return { quiet: true, shares }
   } while (Date.now() < deadline)
   return { quiet: false, shares }
+}
+
+/**
+ * Starts a CPU accounting window over whatever runs next (not only autocannon): `end()` answers the CPU the
+ * process `pid` used, in cores, and the busy share of each benchmark core that was not this process's nor
+ * `pid`'s, i.e. other processes competing for it (undefined where /proc is missing).
+ */
+export function cpuWindow(pid) {
+  const started = process.hrtime.bigint()
+  const before = { server: pid && cpuSeconds(pid), self: cpuSeconds(process.pid), cores: coreTicks() }
+  return {
+    end() {
+      const elapsed = Number(process.hrtime.bigint() - started) / 1e9
+      const server = pid && cpuSeconds(pid)
+      const self = cpuSeconds(process.pid)
+      const cores = coreTicks()
+      const serverCpu = before.server !== undefined && server !== undefined ? (server - before.server) / elapsed : undefined
+      const selfCpu = before.self !== undefined && self !== undefined ? (self - before.self) / elapsed : undefined
+      const serverCore = busyShare(before.cores, cores, SERVER_CORE)
+      const loadCore = busyShare(before.cores, cores, LOAD_CORE)
+      return {
+        seconds: elapsed,
+        serverCpu,
+        othersOnServerCore: serverCore !== undefined && serverCpu !== undefined ? Math.max(0, serverCore - serverCpu) : undefined,
+        othersOnLoadCore: loadCore !== undefined && selfCpu !== undefined ? Math.max(0, loadCore - selfCpu) : undefined,
+      }
+    },
+  }
 }
 
 /** The share of `core` that was busy between two coreTicks() readings, 0..1. */
