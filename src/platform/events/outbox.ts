@@ -17,6 +17,7 @@ export class Outbox {
       .insertInto('events')
       .values({ id, account_id: accountId, type, data: JSON.stringify(data), created_at: now, idempotency_key: null, fanned_out_at: null })
       .execute()
+    // The webhook workers' `events` work signal (webhooks/delivery/wake.ts).
     await this.notifications.send(tx, 'herald_webhooks', 'events')
     return id
   }

@@ -90,7 +90,7 @@ export class Deliveries {
       const active = endpoint?.status === 'active'
       const changes = { status: active ? 'pending' : 'held', next_attempt_at: active ? now : null, finished_at: null } as const
       await tx.db.updateTable('webhook_deliveries').set(changes).where('id', '=', row.id).where('lease_token', 'is', null).execute()
-      if (active) await this.wake.send(tx)
+      if (active) await this.wake.send(tx, 'deliveries')
       return toView({ ...row, ...changes })
     })
   }

@@ -133,11 +133,13 @@ export class DeliveryQueue {
           .select('id'),
       )
       const picked = picks.slice(1).reduce((union, pick) => union.unionAll(pick), picks[0]!)
+      // The event's payload comes with each row: one statement for what the attempts need.
       let rowsQuery = tx.db
-        .selectFrom('webhook_deliveries')
-        .select(['id', 'account_id', 'endpoint_id', 'event_id', 'event_type', 'attempt_count', 'lease_token', 'leased_at'])
-        .where('id', 'in', picked)
-      if (this.features.skipLocked) rowsQuery = rowsQuery.modifyEnd(sql`for update skip locked`)
+        .selectFrom('webhook_deliveries as d')
+        .innerJoin('events as e', 'e.id', 'd.event_id')
+        .select(['d.id', 'd.account_id', 'd.endpoint_id', 'd.event_id', 'd.event_type', 'd.attempt_count', 'd.lease_token', 'd.leased_at', 'e.data', 'e.created_at'])
+        .where('d.id', 'in', picked)
+      if (this.features.skipLocked) rowsQuery = rowsQuery.modifyEnd(sql`for update of d skip locked`)
       const rows = await rowsQuery.execute()
       if (rows.length === 0) return { deliveries: [], rateLimited }
 
@@ -170,29 +172,19 @@ export class DeliveryQueue {
         await tx.db.updateTable('webhook_endpoints').set({ rate_window_start: second, rate_window_count: rate.used + claimed }).where('id', '=', endpointId).execute()
       }
 
-      const events = await tx.db
-        .selectFrom('events')
-        .select(['id', 'data', 'created_at'])
-        .where('id', 'in', [...new Set(rows.map((row) => row.event_id))])
-        .execute()
-      const eventsById = new Map(events.map((event) => [event.id, event]))
-      const deliveries = rows.flatMap((row): ClaimedDelivery[] => {
-        const event = eventsById.get(row.event_id)
-        if (!event) return []
-        return [
-          {
-            id: row.id,
-            accountId: row.account_id,
-            endpointId: row.endpoint_id,
-            eventId: row.event_id,
-            eventType: row.event_type,
-            eventData: event.data,
-            eventCreatedAt: event.created_at,
-            attemptNumber: row.attempt_count + (row.lease_token === null ? 1 : 2),
-            leaseToken,
-          },
-        ]
-      })
+      const deliveries = rows.map(
+        (row): ClaimedDelivery => ({
+          id: row.id,
+          accountId: row.account_id,
+          endpointId: row.endpoint_id,
+          eventId: row.event_id,
+          eventType: row.event_type,
+          eventData: row.data,
+          eventCreatedAt: row.created_at,
+          attemptNumber: row.attempt_count + (row.lease_token === null ? 1 : 2),
+          leaseToken,
+        }),
+      )
       return { deliveries, rateLimited }
     })
   }

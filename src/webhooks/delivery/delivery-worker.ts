@@ -6,7 +6,7 @@ import type { AttemptOutcome, ClaimedDelivery, DeliveryQueue } from './delivery-
 import type { FanOut } from './fan-out.js'
 import type { RecoveryJobs } from './recovery-jobs.js'
 import type { Sender } from './sender.js'
-import type { WakeSignal } from './wake.js'
+import type { WakeSignal, WorkKind } from './wake.js'
 
 export interface WorkerOptions {
   /** Attempts in flight at once in this process, over all endpoints. */
@@ -27,17 +27,27 @@ export const DEFAULT_WORKER_OPTIONS: WorkerOptions = { concurrency: 256, batch: 
 const FLUSH_BATCH = 1000
 /** After a failed pass (the database went away), wait this long before the next. */
 const ERROR_BACKOFF_MS = 1000
+/**
+ * An idle worker woken by a signal waits this long first, so a trickle of events (one publish per millisecond)
+ * is claimed a few at a time rather than one pass per event.
+ */
+const COALESCE_MS = 2
 
 /**
- * One process's delivery loop. A pass fans out waiting outbox events, advances recovery jobs and claims due
- * deliveries up to the free concurrency; attempts run concurrently and their outcomes are written in batches.
- * Passes are driven by signals (new work anywhere, a completed batch here), by a timer set to the next due
- * delivery, and by a slow fallback poll; signals that arrive during a pass fold into a single next pass.
+ * One process's delivery loop. A pass fans out waiting outbox events and advances recovery jobs when a signal
+ * (or the fallback poll) says there may be some, then claims due deliveries up to the free concurrency; attempts
+ * run concurrently and their outcomes are written in batches. Passes are driven by signals (new work anywhere, a
+ * completed batch here), by a timer set to the next due delivery, and by a slow fallback poll; signals that
+ * arrive during a pass fold into a single next pass.
  */
 export class DeliveryWorker {
   #stopped = true
   #passing: Promise<void> | undefined
   #passWanted = false
+  #outboxWaiting = true
+  #jobsWaiting = true
+  /** A signal's pass is about to start (COALESCE_MS): more signals just join it. */
+  #coalescing = false
   #timer: NodeJS.Timeout | undefined
   #inFlight = 0
   readonly #sends = new Set<Promise<void>>()
@@ -57,7 +67,7 @@ export class DeliveryWorker {
     wake: WakeSignal,
     private readonly options: WorkerOptions = DEFAULT_WORKER_OPTIONS,
   ) {
-    wake.on(() => this.wake())
+    wake.on((kind) => this.wake(kind, COALESCE_MS))
   }
 
   start(): void {
@@ -80,14 +90,27 @@ export class DeliveryWorker {
     return !this.#stopped
   }
 
-  /** Runs a pass now, or right after the one under way. */
-  wake(): void {
+  /**
+   * Runs a pass for `kind` of work (any kind when undefined) after `delayMs`, or right after the one under way.
+   */
+  wake(kind?: WorkKind, delayMs = 0): void {
     if (this.#stopped) return
+    if (kind === undefined || kind === 'events') this.#outboxWaiting = true
+    if (kind === undefined || kind === 'jobs') this.#jobsWaiting = true
     if (this.#passing) {
       this.#passWanted = true
       return
     }
+    if (delayMs > 0) {
+      if (!this.#coalescing) {
+        this.#coalescing = true
+        // The signal's own kind is already noted; the timer only has to start the pass.
+        this.#setTimer(delayMs, 'deliveries')
+      }
+      return
+    }
     clearTimeout(this.#timer)
+    this.#coalescing = false
     this.#passing = this.#pass().finally(() => {
       this.#passing = undefined
     })
@@ -98,13 +121,20 @@ export class DeliveryWorker {
     try {
       do {
         this.#passWanted = false
-        while ((await this.fanOut.drainOutbox(this.options.batch)) === this.options.batch && !this.#stopped);
-        while ((await this.jobs.runBatch(this.options.batch)) && !this.#stopped);
+        if (this.#outboxWaiting) {
+          this.#outboxWaiting = false
+          while ((await this.fanOut.drainOutbox(this.options.batch)) === this.options.batch && !this.#stopped);
+        }
+        if (this.#jobsWaiting) {
+          this.#jobsWaiting = false
+          while ((await this.jobs.runBatch(this.options.batch)) && !this.#stopped);
+        }
         rateLimited = await this.#claim()
       } while (this.#passWanted && !this.#stopped)
       await this.#scheduleNext(rateLimited)
     } catch (error) {
       this.log.warn({ err: error }, 'webhook worker pass failed; retrying shortly')
+      this.#outboxWaiting = this.#jobsWaiting = true
       this.#setTimer(ERROR_BACKOFF_MS)
     }
   }
@@ -177,7 +207,7 @@ export class DeliveryWorker {
     await this.#flushing
     if (this.#completed.length > 0) this.#scheduleFlush()
     // Slots are free again, and failed deliveries may be due at once.
-    this.wake()
+    this.wake('deliveries')
   }
 
   async #scheduleNext(rateLimited: boolean): Promise<void> {
@@ -188,13 +218,14 @@ export class DeliveryWorker {
     if (rateLimited) delay = 1000 - (now % 1000)
     // Something due that this pass could not claim (caps held by other processes): a signal or the poll brings it.
     else if (due !== null && due > now) delay = Math.min(due - now, delay)
-    this.#setTimer(delay)
+    // Only the fallback poll looks for every kind of work; a due time or a rate limit only needs a claim.
+    this.#setTimer(delay, delay === this.options.idlePollMs ? undefined : 'deliveries')
   }
 
-  #setTimer(delayMs: number): void {
+  #setTimer(delayMs: number, kind?: WorkKind): void {
     if (this.#stopped) return
     clearTimeout(this.#timer)
-    this.#timer = setTimeout(() => this.wake(), delayMs)
+    this.#timer = setTimeout(() => this.wake(kind), delayMs)
     this.#timer.unref()
   }
 }

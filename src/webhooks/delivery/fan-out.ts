@@ -64,7 +64,7 @@ export class FanOut {
     for (let start = 0; start < rows.length; start += INSERT_CHUNK) {
       await tx.db.insertInto('webhook_deliveries').values(rows.slice(start, start + INSERT_CHUNK)).execute()
     }
-    if (rows.some((row) => row.status === 'pending')) await this.wake.send(tx)
+    if (rows.some((row) => row.status === 'pending')) await this.wake.send(tx, 'deliveries')
     return rows.length
   }
 

@@ -40,7 +40,7 @@ export class RecoveryJobs {
       const now = this.clock.now()
       const row: WebhookJobsTable = { id: newId('job', now), account_id: accountId, kind: 'recover', endpoint_id: endpointId, since, status: 'pending', position: null, requeued: 0, created_at: now, finished_at: null }
       await tx.db.insertInto('webhook_jobs').values(row).execute()
-      await this.wake.send(tx)
+      await this.wake.send(tx, 'jobs')
       return toView(row)
     })
   }
@@ -85,7 +85,7 @@ export class RecoveryJobs {
           .set({ status: active ? 'pending' : 'held', next_attempt_at: active ? now : null, finished_at: null })
           .where('id', 'in', ids)
           .execute()
-        if (active) await this.wake.send(tx)
+        if (active) await this.wake.send(tx, 'deliveries')
       }
       const done = ids.length < batch
       await tx.db

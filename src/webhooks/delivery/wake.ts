@@ -2,20 +2,28 @@ import type { Notifications } from '../../platform/notifications/notifications.j
 import type { Tx } from '../../platform/storage/transaction.js'
 
 /**
- * "There is webhook work": sent by whatever makes deliveries due (fan-out, a retry, an enabled endpoint), heard
- * by every worker process. PostgreSQL collapses the signals of one transaction into one, and a worker that is
- * already busy folds any number of them into a single extra pass, so they cost nothing per row.
+ * What there is to do: deliveries became due, events wait in the outbox for fan-out (the outbox sends this one),
+ * or a recovery job was queued. A worker does only the steps a signal names; its fallback poll does them all.
+ */
+export type WorkKind = 'deliveries' | 'events' | 'jobs'
+
+const KINDS: ReadonlySet<string> = new Set<WorkKind>(['deliveries', 'events', 'jobs'])
+
+/**
+ * "There is webhook work": sent by whatever makes work, heard by every worker process. PostgreSQL collapses the
+ * identical signals of one transaction into one, and a worker that is already busy folds any number of them into
+ * a single extra pass, so they cost nothing per row.
  */
 export class WakeSignal {
   constructor(private readonly notifications: Notifications) {}
 
-  send(tx: Tx): Promise<void> {
-    return this.notifications.send(tx, 'herald_webhooks', 'work')
+  send(tx: Tx, kind: WorkKind): Promise<void> {
+    return this.notifications.send(tx, 'herald_webhooks', kind)
   }
 
-  on(handler: () => void): void {
-    this.notifications.on('herald_webhooks', handler)
-    // Signals sent while the listener was away are lost: look for work once it is back.
-    this.notifications.onReconnect(handler)
+  /** `kind` is undefined when anything may be waiting: signals sent while the listener was away are lost. */
+  on(handler: (kind: WorkKind | undefined) => void): void {
+    this.notifications.on('herald_webhooks', (payload) => handler(KINDS.has(payload) ? (payload as WorkKind) : undefined))
+    this.notifications.onReconnect(() => handler(undefined))
   }
 }

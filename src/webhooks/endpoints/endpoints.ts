@@ -192,7 +192,7 @@ export class Endpoints {
     await tx.db.updateTable('webhook_deliveries').set({ status: 'pending', next_attempt_at: now }).where('endpoint_id', '=', row.id).where('status', '=', 'held').execute()
     await this.outbox.record(tx, row.account_id, 'webhook.endpoint.enabled', toView(next), now)
     await this.store.changed(tx, row.account_id, row.id)
-    await this.wake.send(tx)
+    await this.wake.send(tx, 'deliveries')
     return next
   }
 
