@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs'
 import path from 'node:path'
 import SQLite from 'better-sqlite3'
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely'
+import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase, type SqliteStatement } from 'kysely'
 import pg from 'pg'
 import type { DatabaseConfig } from '../config.js'
 import type { DB } from './schema.js'
@@ -40,11 +40,35 @@ function openSqlite(filename: string): Database {
   connection.pragma('busy_timeout = 5000')
   connection.pragma('foreign_keys = ON')
   connection.pragma('synchronous = NORMAL')
-  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: connection }) })
+  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(connection) }) })
   return {
     db,
     features: { name: 'sqlite', notify: false, skipLocked: false },
     close: () => db.destroy(),
+  }
+}
+
+/** Distinct SQL texts kept prepared; past this the cache starts over (query texts are few, parameters vary). */
+const STATEMENT_CACHE_SIZE = 500
+
+/**
+ * Kysely prepares every query afresh, and preparing costs about as much as running a small one. Herald's queries
+ * are a few hundred fixed texts with bound parameters, so each is prepared once and reused. Reuse is safe because
+ * Kysely runs one query at a time on the connection and Herald never streams results.
+ */
+function withStatementCache(connection: SQLite.Database): SqliteDatabase {
+  const statements = new Map<string, SqliteStatement>()
+  return {
+    close: () => connection.close(),
+    prepare(sql: string): SqliteStatement {
+      let statement = statements.get(sql)
+      if (statement === undefined) {
+        if (statements.size >= STATEMENT_CACHE_SIZE) statements.clear()
+        statement = connection.prepare(sql)
+        statements.set(sql, statement)
+      }
+      return statement
+    },
   }
 }
 
