@@ -60,6 +60,14 @@ export interface VerifyOptions {
  * a token that passed everything else reaches it.
  */
 export class AccessTokenVerifier<C extends TokenClient> {
+  /**
+   * Tokens whose signature and fixed claims already checked out, by issuer, audience and the exact token text.
+   * A management client sends the same token for its whole lifetime, and verifying a signature costs more than
+   * the rest of a request; what can change is re-checked on every use: expiry, and that the signing key is still
+   * published (an emergency key revocation takes effect at once). Client and revocation checks always run.
+   */
+  readonly #verified = new Map<string, { claims: AccessTokenClaims; kid: string; alg: string }>()
+
   constructor(
     private readonly keys: KeyStore,
     private readonly clients: TokenClientLookup<C>,
@@ -82,8 +90,15 @@ export class AccessTokenVerifier<C extends TokenClient> {
 
   async #verifyJwt(accountId: string, token: string, { issuer, audience }: VerifyOptions, now: number): Promise<AccessTokenClaims | InactiveReason> {
     const keys = await this.keys.keysOf(accountId)
+    const cacheKey = `${issuer}\n${audience ?? ''}\n${token}`
+    const known = this.#verified.get(cacheKey)
+    if (known && keys?.verificationKey(known.kid, now)?.alg === known.alg) {
+      // jose's rule, without clock tolerance: a token is expired once its exp second has begun.
+      return Math.floor(now / 1000) >= known.claims.exp ? 'expired' : known.claims
+    }
+    this.#verified.delete(cacheKey)
     try {
-      const { payload } = await jwtVerify(
+      const { payload, protectedHeader } = await jwtVerify(
         token,
         (header) => {
           const key = header.kid === undefined ? undefined : keys?.verificationKey(header.kid, now)
@@ -99,7 +114,11 @@ export class AccessTokenVerifier<C extends TokenClient> {
           requiredClaims: ['iss', 'sub', 'aud', 'exp', 'iat', 'jti', 'client_id'],
         },
       )
-      return asClaims(payload) ?? 'malformed'
+      const claims = asClaims(payload)
+      if (!claims) return 'malformed'
+      if (this.#verified.size >= VERIFIED_CACHE_SIZE) this.#verified.clear()
+      this.#verified.set(cacheKey, { claims, kid: protectedHeader.kid ?? '', alg: protectedHeader.alg })
+      return claims
     } catch (error) {
       if (error instanceof joseErrors.JWTExpired) return 'expired'
       if (error instanceof joseErrors.JWTClaimValidationFailed) {
@@ -110,6 +129,9 @@ export class AccessTokenVerifier<C extends TokenClient> {
     }
   }
 }
+
+/** Verified tokens remembered at most; past this the memory starts over. */
+const VERIFIED_CACHE_SIZE = 10_000
 
 function inactive(reason: InactiveReason): { active: false; reason: InactiveReason } {
   return { active: false, reason }
