@@ -19,7 +19,7 @@
 //   npm run bench -- deliveries --profile         the same run with Herald under --cpu-prof: top self-time
 //                                                 functions of the drain and the publish phases
 import { randomBytes, randomUUID } from 'node:crypto'
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { cpus, tmpdir } from 'node:os'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -80,10 +80,6 @@ export async function main(args) {
   if (typeof options === 'string') {
     console.error(`${options}\n\n${USAGE}`)
     return 2
-  }
-  if (!existsSync(path.join(ROOT, 'dist', 'main.js'))) {
-    console.error('dist/main.js is missing: run `npm run build` first')
-    return 1
   }
   const pinned = pinSelf(LOAD_CORE)
   const work = mkdtempSync(path.join(tmpdir(), 'herald-bench-deliveries-'))

@@ -1,5 +1,7 @@
 // `npm run bench -- <target> [options]`: runs one benchmark. Each prints its figures beside what they are
 // measured against in the same run (DESIGN.md, "Tests and benchmarks"). Build first: benchmarks import dist/.
+import { existsSync } from 'node:fs'
+
 const TARGETS = {
   tokens: { load: () => import('./tokens.mjs'), about: 'token endpoint vs oidc-provider; database queries per token' },
   deliveries: { load: () => import('./deliveries.mjs'), about: 'webhook drain, publish rate and publish-to-receive latency on SQLite and PostgreSQL, beside HTTP and write floors' },
@@ -28,6 +30,10 @@ const module = await entry.load()
 if (args.includes('--help') || args.includes('-h')) {
   console.log(module.USAGE)
   process.exit(0)
+}
+if (!existsSync(new URL('../dist/main.js', import.meta.url))) {
+  console.error('dist/main.js is missing: run `npm run build` first')
+  process.exit(1)
 }
 const limit = setTimeout(() => {
   console.error(`bench ${target}: still running after ${HARD_LIMIT_MS / 1000} s; giving up`)

@@ -7,7 +7,7 @@
 //   npm run bench -- tokens              the comparison and the query count (about 2 minutes)
 //   npm run bench -- tokens --profile    instead: one CPU-profiled load run of each, top self-time functions
 import { randomBytes } from 'node:crypto'
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { cpus, tmpdir } from 'node:os'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
@@ -53,10 +53,6 @@ export async function main(args) {
   if (unknown.length > 0) {
     console.error(`unknown argument: ${unknown.join(' ')}\n\n${USAGE}`)
     return 2
-  }
-  if (!existsSync(path.join(ROOT, 'dist', 'main.js'))) {
-    console.error('dist/main.js is missing: run `npm run build` first')
-    return 1
   }
   const pinned = pinSelf(LOAD_CORE)
   const work = mkdtempSync(path.join(tmpdir(), 'herald-bench-'))

@@ -1,7 +1,6 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -12,6 +11,7 @@ import { SecretBox } from '../../src/platform/crypto/secret-box.js'
 import { looksLikeId } from '../../src/platform/ids.js'
 import { JWKS_MAX_AGE_SECONDS } from '../../src/platform/keys/policy.js'
 import { createTestDatabase, type DialectName, type TestDatabase } from '../support/dialects.js'
+import { freePort } from '../support/herald.js'
 import { basicAuth, call } from '../support/http.js'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
@@ -36,17 +36,6 @@ function herald(args: string[], env: Record<string, string>, cwd: string): Promi
 
 function tempDir(): string {
   return mkdtempSync(path.join(tmpdir(), 'herald-cli-'))
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.on('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))))
-    })
-  })
 }
 
 const USAGE = /Usage: herald <command>/

@@ -117,7 +117,8 @@ export function useHerald(dialect: DialectName, options: StartOptions = {}): { r
   }
 }
 
-async function freePort(): Promise<number> {
+/** A TCP port nothing listens on right now, on 127.0.0.1. */
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer()
     server.unref()

@@ -1,20 +1,16 @@
 import { Webhook } from 'standardwebhooks'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
+import type { Page } from '../../src/platform/pagination.js'
 import { forEachDialect, type TestHerald, useHerald } from '../support/herald.js'
 import { call, createAccount, managementToken } from '../support/http.js'
-import { eventually, type ReceivedRequest, Receiver } from '../support/receiver.js'
-import { type Delivery, type Endpoint, LOCAL_DELIVERY, subscribedEndpoint, type WebhookApi, webhookApi } from './support.js'
+import { eventually, type ReceivedRequest } from '../support/receiver.js'
+import { type Delivery, type Endpoint, LOCAL_DELIVERY, subscribedEndpoint, type WebhookApi, useReceiver, webhookApi } from './support.js'
 
 /**
  * The webhook management API's behaviour beyond delivery itself: idempotent publishing, secret rotation, recovery
  * jobs, the event-type catalogue, listing and paging events and deliveries, subscription patterns, metrics and the
  * management scopes. Real HTTP, real receivers, both dialects.
  */
-
-interface Page<T> {
-  data: T[]
-  next_cursor: string | null
-}
 
 interface EventView {
   id: string
@@ -64,20 +60,13 @@ async function settled(api: WebhookApi, query: string, count: number): Promise<D
 
 forEachDialect((dialect) => {
   const h = useHerald(dialect, LOCAL_DELIVERY)
-  let receiver: Receiver
-
-  beforeEach(async () => {
-    receiver = await Receiver.start()
-  })
-  afterEach(async () => {
-    await receiver.close()
-  })
+  const receiver = useReceiver()
 
   describe('publishing with an idempotency key', () => {
     it('answers a replay with the original event, refuses another body, and forgets the key after 24 h', async () => {
       const account = await createAccount(h.current)
       const api = await webhookApi(account, h.current.clock)
-      const endpoint = await subscribedEndpoint(api, receiver.url, ['order.*'])
+      const endpoint = await subscribedEndpoint(api, receiver.current.url, ['order.*'])
 
       const first = await api.post<EventView>('/webhooks/events', { type: 'order.placed', data: { total: 10, lines: { a: 1, b: 2 } }, idempotency_key: 'order-7' })
       expect(first.status).toBe(201)
@@ -94,10 +83,10 @@ forEachDialect((dialect) => {
       expect(changedType.status).toBe(409)
       expect(changedType.body.code).toBe('conflict')
 
-      await eventually(() => receiver.messageIds.includes(first.body.id), 10_000, 'the delivery of the first publish')
+      await eventually(() => receiver.current.messageIds.includes(first.body.id), 10_000, 'the delivery of the first publish')
       const deliveries = await settled(api, `endpoint_id=${endpoint.id}`, 1)
       expect(deliveries[0]!.event_id).toBe(first.body.id)
-      expect(receiver.messageIds).toEqual([first.body.id])
+      expect(receiver.current.messageIds).toEqual([first.body.id])
       const events = await api.get<Page<EventView>>('/webhooks/events?type=order.placed')
       expect(ids(events.body.data)).toEqual([first.body.id])
 
@@ -117,8 +106,8 @@ forEachDialect((dialect) => {
       // The key now belongs to the new event: another body conflicts with it.
       expect((await api.post('/webhooks/events', { type: 'order.placed', data: {}, idempotency_key: 'order-7' })).status).toBe(409)
       await settled(api, `endpoint_id=${endpoint.id}`, 2)
-      await eventually(() => receiver.messageIds.includes(later.body.id), 10_000, 'the delivery of the new event')
-      expect(receiver.messageIds).toEqual([first.body.id, later.body.id])
+      await eventually(() => receiver.current.messageIds.includes(later.body.id), 10_000, 'the delivery of the new event')
+      expect(receiver.current.messageIds).toEqual([first.body.id, later.body.id])
     })
   })
 
@@ -132,13 +121,13 @@ forEachDialect((dialect) => {
     async function publishAndReceive(api: WebhookApi, tag: string): Promise<ReceivedRequest> {
       const published = await api.post<EventView>('/webhooks/events', { type: 'rotation.test', data: { tag } })
       expect(published.status).toBe(201)
-      return eventually(() => receiver.requests.find((request) => request.headers['webhook-id'] === published.body.id), 10_000, `the delivery of ${tag}`)
+      return eventually(() => receiver.current.requests.find((request) => request.headers['webhook-id'] === published.body.id), 10_000, `the delivery of ${tag}`)
     }
 
     it('signs with both secrets during the overlap, with one without it, and takes a secret of your own', async () => {
       const account = await createAccount(fresh.current)
       const api = await webhookApi(account, fresh.current.clock)
-      const endpoint = await subscribedEndpoint(api, receiver.url, ['rotation.*'])
+      const endpoint = await subscribedEndpoint(api, receiver.current.url, ['rotation.*'])
       const original = (await api.get<{ secret: string }>(`/webhooks/endpoints/${endpoint.id}/secret`)).body.secret
 
       const before = await publishAndReceive(api, 'before')
@@ -182,7 +171,7 @@ forEachDialect((dialect) => {
     it('keeps a rotated secret when the endpoint is changed at the same moment', async () => {
       const account = await createAccount(fresh.current)
       const api = await webhookApi(account, fresh.current.clock)
-      const endpoint = await subscribedEndpoint(api, receiver.url, ['never.sent'])
+      const endpoint = await subscribedEndpoint(api, receiver.current.url, ['never.sent'])
       // On PostgreSQL a change used to write back the whole row it had read, undoing a rotation committed meanwhile:
       // the rotation answered a secret that never signed anything.
       for (let n = 0; n < 30; n++) {
@@ -201,7 +190,7 @@ forEachDialect((dialect) => {
       const account = await createAccount(fresh.current)
       const api = await webhookApi(account, fresh.current.clock)
       const mine = `whsec_${Buffer.alloc(24, 5).toString('base64')}`
-      const endpoint = await subscribedEndpoint(api, receiver.url, ['rotation.*'], { secret: mine })
+      const endpoint = await subscribedEndpoint(api, receiver.current.url, ['rotation.*'], { secret: mine })
       expect((await api.get<{ secret: string }>(`/webhooks/endpoints/${endpoint.id}/secret`)).body.secret).toBe(mine)
       const request = await publishAndReceive(api, 'created')
       expect(verify(mine, request)).toMatchObject({ data: { tag: 'created' } })
@@ -213,8 +202,8 @@ forEachDialect((dialect) => {
       const account = await createAccount(h.current)
       const api = await webhookApi(account, h.current.clock)
       expect((await api.patch('/settings', { webhook_retry_schedule: [1] })).status).toBe(200)
-      const endpoint = await subscribedEndpoint(api, receiver.url, ['recover.*'])
-      receiver.respond = () => ({ status: 500 })
+      const endpoint = await subscribedEndpoint(api, receiver.current.url, ['recover.*'])
+      receiver.current.respond = () => ({ status: 500 })
 
       /** Publishes and lets each delivery use up its two attempts. */
       async function publishFailing(count: number): Promise<string[]> {
@@ -236,7 +225,7 @@ forEachDialect((dialect) => {
       for (const id of recent) await settled(api, `event_id=${id}&status=failed`, 1)
       expect((await api.get<Page<Delivery>>(`/webhooks/deliveries?endpoint_id=${endpoint.id}&status=failed`)).body.data).toHaveLength(3)
 
-      receiver.respond = () => ({ status: 204 })
+      receiver.current.respond = () => ({ status: 204 })
       const job = await api.post<Job>(`/webhooks/endpoints/${endpoint.id}/recover`, { since: new Date(since).toISOString() })
       expect(job.status).toBe(202)
       expect(job.body).toMatchObject({ kind: 'recover', endpoint_id: endpoint.id, since: new Date(since).toISOString() })
@@ -258,7 +247,7 @@ forEachDialect((dialect) => {
       const [old] = (await api.get<Page<Delivery>>(`/webhooks/deliveries?event_id=${early}`)).body.data
       expect(old!.status).toBe('failed')
       expect(old!.attempt_count).toBe(2)
-      expect(receiver.messageIds.filter((id) => id === early)).toHaveLength(2)
+      expect(receiver.current.messageIds.filter((id) => id === early)).toHaveLength(2)
 
       // A second job from before the first event takes what is still failed, and only that.
       const again = await api.post<Job>(`/webhooks/endpoints/${endpoint.id}/recover`, { since: new Date(since - 3600_000).toISOString() })
@@ -276,8 +265,8 @@ forEachDialect((dialect) => {
       const account = await createAccount(h.current)
       const api = await webhookApi(account, h.current.clock)
       expect((await api.patch('/settings', { webhook_retry_schedule: [1] })).status).toBe(200)
-      const endpoint = await subscribedEndpoint(api, receiver.url, ['held.*'])
-      receiver.respond = () => ({ status: 503 })
+      const endpoint = await subscribedEndpoint(api, receiver.current.url, ['held.*'])
+      receiver.current.respond = () => ({ status: 503 })
       const published = await api.post<EventView>('/webhooks/events', { type: 'held.retry', data: {} })
       await eventually(async () => (await api.get<Page<Delivery>>(`/webhooks/deliveries?event_id=${published.body.id}`)).body.data[0]?.attempt_count === 1, 10_000, 'the first attempt')
       h.current.clock.advanceSeconds(2)
@@ -289,13 +278,13 @@ forEachDialect((dialect) => {
       // Like every delivery of a disabled endpoint, it waits as held: not pending and due, which no worker would claim.
       expect(retried.body).toMatchObject({ status: 'held', next_attempt_at: null })
       expect((await api.get<Delivery>(`/webhooks/deliveries/${failed!.id}`)).body).toMatchObject({ status: 'held', attempt_count: 2 })
-      expect(receiver.requests).toHaveLength(2)
+      expect(receiver.current.requests).toHaveLength(2)
 
-      receiver.respond = () => ({ status: 204 })
+      receiver.current.respond = () => ({ status: 204 })
       expect((await api.patch(`/webhooks/endpoints/${endpoint.id}`, { status: 'active' })).status).toBe(200)
       const [delivered] = await settled(api, `event_id=${published.body.id}&status=succeeded`, 1)
       expect(delivered!.attempt_count).toBe(3)
-      expect(receiver.requests).toHaveLength(3)
+      expect(receiver.current.requests).toHaveLength(3)
     })
   })
 
@@ -369,8 +358,8 @@ forEachDialect((dialect) => {
     it('filters by endpoint, event, type, status and time, and pages newest first', async () => {
       const account = await createAccount(h.current)
       const api = await webhookApi(account, h.current.clock)
-      const wide = await subscribedEndpoint(api, receiver.url, ['dl.*'])
-      const narrow = await subscribedEndpoint(api, receiver.url, ['dl.a'])
+      const wide = await subscribedEndpoint(api, receiver.current.url, ['dl.*'])
+      const narrow = await subscribedEndpoint(api, receiver.current.url, ['dl.a'])
 
       const t1 = h.current.clock.now()
       const first = await api.post<EventView>('/webhooks/events', { type: 'dl.a', data: {} })
@@ -425,7 +414,7 @@ forEachDialect((dialect) => {
     it('routes exact types, prefix.* patterns and *, and makes one delivery per endpoint', async () => {
       const account = await createAccount(h.current)
       const api = await webhookApi(account, h.current.clock)
-      const at = (name: string) => receiver.url.replace(/\/hooks$/, `/${name}`)
+      const at = (name: string) => receiver.current.url.replace(/\/hooks$/, `/${name}`)
       const prefix = await subscribedEndpoint(api, at('prefix'), ['invoice.*'])
       const exact = await subscribedEndpoint(api, at('exact'), ['invoice.paid'])
       const everything = await subscribedEndpoint(api, at('everything'), ['*'])
@@ -456,16 +445,16 @@ forEachDialect((dialect) => {
         }, 10_000, `the deliveries to ${name}`)
         expect(deliveries.map((delivery) => delivery.event_id).sort(), name).toEqual([...events].sort())
       }
-      await eventually(() => published.every((id) => receiver.messageIds.includes(id)), 10_000, 'every published event at *')
+      await eventually(() => published.every((id) => receiver.current.messageIds.includes(id)), 10_000, 'every published event at *')
       for (const [name, { events }] of Object.entries(expected)) {
-        const received = receiver.requests.filter((request) => request.path === `/${name}`).map((request) => String(request.headers['webhook-id']))
+        const received = receiver.current.requests.filter((request) => request.path === `/${name}`).map((request) => String(request.headers['webhook-id']))
         expect(received.filter((id) => published.includes(id)).sort(), name).toEqual([...events].sort())
       }
       // Two matching subscriptions of one endpoint made one delivery, sent once.
       expect((await api.get<Page<Delivery>>(`/webhooks/deliveries?event_id=${invoicePaid}`)).body.data.map((delivery) => delivery.endpoint_id).sort()).toEqual(
         [prefix.id, exact.id, everything.id, twice.id].sort(),
       )
-      expect(receiver.requests.filter((request) => request.path === '/twice' && request.headers['webhook-id'] === invoicePaid)).toHaveLength(1)
+      expect(receiver.current.requests.filter((request) => request.path === '/twice' && request.headers['webhook-id'] === invoicePaid)).toHaveLength(1)
 
       // Deleting one of the two subscriptions leaves the other routing.
       const subscriptions = await api.get<Page<{ id: string; event_types: string[] }>>(`/webhooks/subscriptions?endpoint_id=${twice.id}`)
@@ -474,7 +463,7 @@ forEachDialect((dialect) => {
       expect((await api.delete(`/webhooks/subscriptions/${prefixOfTwice.id}`)).status).toBe(204)
       const refundAgain = await publish('invoice.refund.created')
       const orderAgain = await publish('order.paid')
-      await eventually(() => receiver.messageIds.includes(refundAgain) && receiver.messageIds.includes(orderAgain), 10_000, 'the later events')
+      await eventually(() => receiver.current.messageIds.includes(refundAgain) && receiver.current.messageIds.includes(orderAgain), 10_000, 'the later events')
       await settled(api, `event_id=${orderAgain}`, 2)
       expect((await api.get<Page<Delivery>>(`/webhooks/deliveries?event_id=${refundAgain}`)).body.data.map((delivery) => delivery.endpoint_id)).not.toContain(twice.id)
       expect((await api.get<Page<Delivery>>(`/webhooks/deliveries?event_id=${orderAgain}`)).body.data.map((delivery) => delivery.endpoint_id)).toContain(twice.id)
@@ -485,7 +474,7 @@ forEachDialect((dialect) => {
     it('exposes the webhook metrics in Prometheus text after a delivery', async () => {
       const account = await createAccount(h.current)
       const api = await webhookApi(account, h.current.clock)
-      await subscribedEndpoint(api, receiver.url, ['metrics.*'])
+      await subscribedEndpoint(api, receiver.current.url, ['metrics.*'])
       const published = await api.post<EventView>('/webhooks/events', { type: 'metrics.probe', data: {} })
       await settled(api, `event_id=${published.body.id}`, 1)
 
@@ -508,7 +497,7 @@ forEachDialect((dialect) => {
     it('lets each scope do its part and nothing more, and a refusal writes nothing', async () => {
       const account = await createAccount(h.current)
       const admin = await webhookApi(account, h.current.clock)
-      const endpoint = await subscribedEndpoint(admin, receiver.url, ['scoped.*'])
+      const endpoint = await subscribedEndpoint(admin, receiver.current.url, ['scoped.*'])
       const read = await managementToken(account, 'herald:webhooks:read')
       const write = await managementToken(account, 'herald:webhooks:write')
       const publish = await managementToken(account, 'herald:events:publish')
@@ -523,7 +512,7 @@ forEachDialect((dialect) => {
       for (const path of ['/webhooks/endpoints', `/webhooks/endpoints/${endpoint.id}`, '/webhooks/subscriptions', '/webhooks/events', '/webhooks/deliveries', '/webhooks/event-types']) {
         expect((await as(read, 'GET', path)).status, path).toBe(200)
       }
-      expectInsufficient(await as(read, 'POST', '/webhooks/endpoints', { url: receiver.url }), 'read: create endpoint')
+      expectInsufficient(await as(read, 'POST', '/webhooks/endpoints', { url: receiver.current.url }), 'read: create endpoint')
       expectInsufficient(await as(read, 'PATCH', `/webhooks/endpoints/${endpoint.id}`, { description: 'x' }), 'read: change endpoint')
       expectInsufficient(await as(read, 'DELETE', `/webhooks/endpoints/${endpoint.id}`), 'read: delete endpoint')
       expectInsufficient(await as(read, 'GET', `/webhooks/endpoints/${endpoint.id}/secret`), 'read: reveal secret')
@@ -532,7 +521,7 @@ forEachDialect((dialect) => {
       expectInsufficient(await as(read, 'POST', '/webhooks/events', { type: 'scoped.event', data: {} }), 'read: publish')
       expectInsufficient(await as(write, 'POST', '/webhooks/events', { type: 'scoped.event', data: {} }), 'write: publish')
       expectInsufficient(await as(publish, 'GET', '/webhooks/events'), 'publish: list events')
-      expectInsufficient(await as(publish, 'POST', '/webhooks/endpoints', { url: receiver.url }), 'publish: create endpoint')
+      expectInsufficient(await as(publish, 'POST', '/webhooks/endpoints', { url: receiver.current.url }), 'publish: create endpoint')
       expectInsufficient(await as(write, 'GET', '/webhooks/endpoints'), 'write: list endpoints')
 
       // Nothing the refused calls asked for happened.
@@ -543,7 +532,7 @@ forEachDialect((dialect) => {
 
       const published = await as(publish, 'POST', '/webhooks/events', { type: 'scoped.event', data: {} })
       expect(published.status).toBe(201)
-      const created = await as(write, 'POST', '/webhooks/endpoints', { url: receiver.url })
+      const created = await as(write, 'POST', '/webhooks/endpoints', { url: receiver.current.url })
       expect(created.status).toBe(201)
       await settled(admin, `endpoint_id=${endpoint.id}&event_type=scoped.event`, 1)
     })

@@ -1,23 +1,16 @@
 import { Webhook } from 'standardwebhooks'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { DEFAULT_SETTINGS } from '../../src/platform/settings/settings.js'
 import { forEachDialect, OPERATOR_TOKEN, useHerald } from '../support/herald.js'
 import { call, createAccount } from '../support/http.js'
 import { eventually, Receiver } from '../support/receiver.js'
-import { type Delivery, LOCAL_DELIVERY, subscribedEndpoint, webhookApi } from './support.js'
+import { type Delivery, LOCAL_DELIVERY, subscribedEndpoint, useReceiver, webhookApi } from './support.js'
 
 const HOUR = 3600
 
 forEachDialect((dialect) => {
   const h = useHerald(dialect, LOCAL_DELIVERY)
-  let receiver: Receiver
-
-  beforeEach(async () => {
-    receiver = await Receiver.start()
-  })
-  afterEach(async () => {
-    await receiver.close()
-  })
+  const receiver = useReceiver()
 
   async function deliveryOf(api: Awaited<ReturnType<typeof webhookApi>>, query: string, predicate: (delivery: Delivery) => boolean = () => true): Promise<Delivery> {
     return eventually(async () => {
@@ -31,14 +24,14 @@ forEachDialect((dialect) => {
     it('delivers oauth.client.created to an endpoint subscribed to oauth.client.*', async () => {
       const account = await createAccount(h.current)
       const api = await webhookApi(account, h.current.clock)
-      const endpoint = await subscribedEndpoint(api, receiver.url, ['oauth.client.*'])
+      const endpoint = await subscribedEndpoint(api, receiver.current.url, ['oauth.client.*'])
       const { body: secret } = await api.get<{ secret: string }>(`/webhooks/endpoints/${endpoint.id}/secret`)
       expect(secret.secret).toMatch(/^whsec_/)
 
       const client = await api.post<{ client_id: string }>('/oauth/clients', { client_name: 'billing', grant_types: ['client_credentials'] })
       expect(client.status).toBe(201)
 
-      const request = await eventually(() => receiver.requests[0], 10_000, 'the webhook')
+      const request = await eventually(() => receiver.current.requests[0], 10_000, 'the webhook')
       const payload = new Webhook(secret.secret).verify(request.body, request.headers as Record<string, string>) as { type: string; data: { client_id: string; client_secret?: string } }
       expect(payload.type).toBe('oauth.client.created')
       expect(payload.data.client_id).toBe(client.body.client_id)
@@ -49,7 +42,7 @@ forEachDialect((dialect) => {
       expect(delivery).toMatchObject({ event_id: request.headers['webhook-id'], event_type: 'oauth.client.created', attempt_count: 1, last_response_status: 204 })
       expect(delivery.attempts).toHaveLength(1)
       // Only subscribed types arrive: the management token's own issuance is not an event, and nothing else came.
-      expect(receiver.requests).toHaveLength(1)
+      expect(receiver.current.requests).toHaveLength(1)
     })
   })
 
@@ -57,13 +50,13 @@ forEachDialect((dialect) => {
     it('records 500, 500, 200 as three attempts with rising times', async () => {
       const account = await createAccount(h.current)
       const api = await webhookApi(account, h.current.clock)
-      const endpoint = await subscribedEndpoint(api, receiver.url, ['invoice.paid'])
+      const endpoint = await subscribedEndpoint(api, receiver.current.url, ['invoice.paid'])
       const statuses = [500, 500, 200]
-      receiver.respond = () => ({ status: statuses[Math.min(receiver.requests.length - 1, 2)]!, body: 'receiver says hi' })
+      receiver.current.respond = () => ({ status: statuses[Math.min(receiver.current.requests.length - 1, 2)]!, body: 'receiver says hi' })
 
       const published = await api.post<{ id: string }>('/webhooks/events', { type: 'invoice.paid', data: { amount: 42 } })
       expect(published.status).toBe(201)
-      await eventually(() => receiver.requests.length === 1, 10_000, 'the first attempt')
+      await eventually(() => receiver.current.requests.length === 1, 10_000, 'the first attempt')
       const first = await deliveryOf(api, `event_id=${published.body.id}`, (d) => d.attempt_count === 1 && d.status === 'pending')
       expect(first.last_response_status).toBe(500)
       // The first retry is due about 5 s later (±20%); nothing happens before the clock gets there.
@@ -71,7 +64,7 @@ forEachDialect((dialect) => {
       expect(Date.parse(first.next_attempt_at!) - h.current.clock.now()).toBeLessThanOrEqual(6000)
 
       h.current.clock.advanceSeconds(7)
-      await eventually(() => receiver.requests.length === 2, 10_000, 'the second attempt')
+      await eventually(() => receiver.current.requests.length === 2, 10_000, 'the second attempt')
       await deliveryOf(api, `event_id=${published.body.id}`, (d) => d.attempt_count === 2)
       h.current.clock.advanceSeconds(6 * 60)
       const done = await deliveryOf(api, `event_id=${published.body.id}`, (d) => d.status === 'succeeded')
@@ -84,22 +77,22 @@ forEachDialect((dialect) => {
       expect(times[2]! - times[1]!).toBeGreaterThanOrEqual(240_000)
       expect(done.attempts![0]!.response_excerpt).toBe('receiver says hi')
       // Every attempt is signed afresh, under the same message id.
-      expect(new Set(receiver.requests.map((r) => r.headers['webhook-id'])).size).toBe(1)
-      expect(new Set(receiver.requests.map((r) => r.headers['webhook-timestamp'])).size).toBe(3)
+      expect(new Set(receiver.current.requests.map((r) => r.headers['webhook-id'])).size).toBe(1)
+      expect(new Set(receiver.current.requests.map((r) => r.headers['webhook-timestamp'])).size).toBe(3)
     })
 
     it('fails a delivery after the whole schedule, says so, and a manual retry delivers it', async () => {
       const account = await createAccount(h.current)
       const api = await webhookApi(account, h.current.clock)
-      const endpoint = await subscribedEndpoint(api, receiver.url, ['invoice.*'])
+      const endpoint = await subscribedEndpoint(api, receiver.current.url, ['invoice.*'])
       const watcher = await Receiver.start()
       await subscribedEndpoint(api, watcher.url, ['webhook.delivery.failed'])
-      receiver.respond = () => ({ status: 503 })
+      receiver.current.respond = () => ({ status: 503 })
 
       const published = await api.post<{ id: string }>('/webhooks/events', { type: 'invoice.voided', data: {} })
       const attempts = 1 + DEFAULT_SETTINGS.webhook_retry_schedule.length
       for (let n = 1; n < attempts; n++) {
-        await eventually(() => receiver.requests.length === n, 10_000, `attempt ${n}`)
+        await eventually(() => receiver.current.requests.length === n, 10_000, `attempt ${n}`)
         await deliveryOf(api, `event_id=${published.body.id}`, (d) => d.attempt_count === n)
         h.current.clock.advanceSeconds(13 * HOUR)
       }
@@ -113,7 +106,7 @@ forEachDialect((dialect) => {
       expect(JSON.parse(notice.body)).toMatchObject({ type: 'webhook.delivery.failed', data: { delivery_id: failed.id, event_type: 'invoice.voided', attempt_count: attempts } })
       await watcher.close()
 
-      receiver.respond = () => ({ status: 200 })
+      receiver.current.respond = () => ({ status: 200 })
       const retried = await api.post<Delivery>(`/webhooks/deliveries/${failed.id}/retry`)
       expect(retried.status).toBe(202)
       const succeeded = await deliveryOf(api, `event_id=${published.body.id}`, (d) => d.status === 'succeeded')
@@ -125,8 +118,8 @@ forEachDialect((dialect) => {
       const account = await createAccount(h.current)
       const api = await webhookApi(account, h.current.clock)
       expect((await api.patch('/settings', { webhook_retry_schedule: [60] })).status).toBe(200)
-      await subscribedEndpoint(api, receiver.url, ['report.*'])
-      receiver.respond = () => ({ status: 429, headers: { 'retry-after': '600' } })
+      await subscribedEndpoint(api, receiver.current.url, ['report.*'])
+      receiver.current.respond = () => ({ status: 429, headers: { 'retry-after': '600' } })
 
       const published = await api.post<{ id: string }>('/webhooks/events', { type: 'report.ready', data: {} })
       const first = await deliveryOf(api, `event_id=${published.body.id}`, (d) => d.attempt_count === 1)
@@ -141,17 +134,17 @@ forEachDialect((dialect) => {
     it('holds deliveries while disabled and delivers them once enabled', async () => {
       const account = await createAccount(h.current)
       const api = await webhookApi(account, h.current.clock)
-      const endpoint = await subscribedEndpoint(api, receiver.url, ['order.*'])
+      const endpoint = await subscribedEndpoint(api, receiver.current.url, ['order.*'])
       const disabled = await api.patch<{ status: string; disabled_reason: string }>(`/webhooks/endpoints/${endpoint.id}`, { status: 'disabled' })
       expect(disabled.body).toMatchObject({ status: 'disabled', disabled_reason: 'manual' })
 
       const published = await api.post<{ id: string }>('/webhooks/events', { type: 'order.shipped', data: { order: 7 } })
       const held = await deliveryOf(api, `status=held&endpoint_id=${endpoint.id}`)
       expect(held).toMatchObject({ event_id: published.body.id, attempt_count: 0, next_attempt_at: null })
-      expect(receiver.requests).toHaveLength(0)
+      expect(receiver.current.requests).toHaveLength(0)
 
       expect((await api.patch(`/webhooks/endpoints/${endpoint.id}`, { status: 'active' })).status).toBe(200)
-      const request = await eventually(() => receiver.requests[0], 10_000, 'the released delivery')
+      const request = await eventually(() => receiver.current.requests[0], 10_000, 'the released delivery')
       expect(request.headers['webhook-id']).toBe(published.body.id)
       await deliveryOf(api, `event_id=${published.body.id}`, (d) => d.status === 'succeeded')
     })
@@ -159,8 +152,8 @@ forEachDialect((dialect) => {
     it('disables an endpoint that answers 410 Gone', async () => {
       const account = await createAccount(h.current)
       const api = await webhookApi(account, h.current.clock)
-      const endpoint = await subscribedEndpoint(api, receiver.url, ['a.*'])
-      receiver.respond = () => ({ status: 410 })
+      const endpoint = await subscribedEndpoint(api, receiver.current.url, ['a.*'])
+      receiver.current.respond = () => ({ status: 410 })
       const published = await api.post<{ id: string }>('/webhooks/events', { type: 'a.b', data: {} })
       const delivery = await deliveryOf(api, `event_id=${published.body.id}`, (d) => d.attempt_count === 1)
       expect(delivery.status).toBe('held')
@@ -172,8 +165,8 @@ forEachDialect((dialect) => {
       const account = await createAccount(h.current)
       const api = await webhookApi(account, h.current.clock)
       expect((await api.patch('/settings', { webhook_disable_after: 3600, webhook_retry_schedule: [1800, 1800, 1800] })).status).toBe(200)
-      const endpoint = await subscribedEndpoint(api, receiver.url, ['a.*'])
-      receiver.respond = () => ({ status: 500 })
+      const endpoint = await subscribedEndpoint(api, receiver.current.url, ['a.*'])
+      receiver.current.respond = () => ({ status: 500 })
       const published = await api.post<{ id: string }>('/webhooks/events', { type: 'a.b', data: {} })
       for (let n = 1; n <= 3; n++) {
         await deliveryOf(api, `event_id=${published.body.id}`, (d) => d.attempt_count === n)
@@ -192,7 +185,7 @@ forEachDialect((dialect) => {
     it('cancels its undelivered deliveries, which stay listed', async () => {
       const account = await createAccount(h.current)
       const api = await webhookApi(account, h.current.clock)
-      const endpoint = await subscribedEndpoint(api, receiver.url, ['a.*'])
+      const endpoint = await subscribedEndpoint(api, receiver.current.url, ['a.*'])
       await api.patch(`/webhooks/endpoints/${endpoint.id}`, { status: 'disabled' })
       const published = await api.post<{ id: string }>('/webhooks/events', { type: 'a.b', data: {} })
       await deliveryOf(api, `event_id=${published.body.id}`, (d) => d.status === 'held')
@@ -211,13 +204,13 @@ forEachDialect((dialect) => {
       const slow = await Receiver.start(() => ({ status: 200, delayMs: 5000 }))
       try {
         await subscribedEndpoint(api, slow.url, ['slow.*'], { max_in_flight: 5 })
-        await subscribedEndpoint(api, receiver.url, ['fast.*'])
+        await subscribedEndpoint(api, receiver.current.url, ['fast.*'])
         const started = Date.now()
         for (let n = 0; n < 30; n++) {
           expect((await api.post('/webhooks/events', { type: 'slow.tick', data: { n } })).status).toBe(201)
           expect((await api.post('/webhooks/events', { type: 'fast.tick', data: { n } })).status).toBe(201)
         }
-        await eventually(() => receiver.requests.length === 30, 4000, 'every fast delivery')
+        await eventually(() => receiver.current.requests.length === 30, 4000, 'every fast delivery')
         // All 30 fast deliveries arrived while the first slow ones were still waiting for their answers.
         expect(Date.now() - started).toBeLessThan(5000)
         expect(slow.requests.length).toBeLessThanOrEqual(5)
@@ -231,16 +224,16 @@ forEachDialect((dialect) => {
     it('claims no more deliveries per second than the endpoint allows', async () => {
       const account = await createAccount(h.current)
       const api = await webhookApi(account, h.current.clock)
-      await subscribedEndpoint(api, receiver.url, ['metered.*'], { rate_limit: 2 })
+      await subscribedEndpoint(api, receiver.current.url, ['metered.*'], { rate_limit: 2 })
       for (let n = 0; n < 5; n++) expect((await api.post('/webhooks/events', { type: 'metered.tick', data: { n } })).status).toBe(201)
-      await eventually(() => receiver.requests.length === 2, 10_000, 'the first second')
+      await eventually(() => receiver.current.requests.length === 2, 10_000, 'the first second')
       // The test clock stands still, so the current second's budget stays spent.
       await new Promise((resolve) => setTimeout(resolve, 300))
-      expect(receiver.requests).toHaveLength(2)
+      expect(receiver.current.requests).toHaveLength(2)
       h.current.clock.advanceSeconds(1)
-      await eventually(() => receiver.requests.length === 4, 10_000, 'the second second')
+      await eventually(() => receiver.current.requests.length === 4, 10_000, 'the second second')
       h.current.clock.advanceSeconds(1)
-      await eventually(() => receiver.requests.length === 5, 10_000, 'the third second')
+      await eventually(() => receiver.current.requests.length === 5, 10_000, 'the third second')
     })
   })
 
@@ -251,7 +244,7 @@ forEachDialect((dialect) => {
       expect((await api.patch('/settings', { webhook_retention_days: 2 })).status).toBe(200)
       const kept = await Receiver.start(() => ({ status: 500 }))
       try {
-        await subscribedEndpoint(api, receiver.url, ['kept.*', 'pruned.*'])
+        await subscribedEndpoint(api, receiver.current.url, ['kept.*', 'pruned.*'])
         const failing = await subscribedEndpoint(api, kept.url, ['kept.*'])
         const done = await api.post<{ id: string }>('/webhooks/events', { type: 'pruned.x', data: {} })
         const waiting = await api.post<{ id: string }>('/webhooks/events', { type: 'kept.x', data: {} })
@@ -281,8 +274,8 @@ forEachDialect((dialect) => {
     it('keeps its deliveries waiting until the operator enables it again', async () => {
       const account = await createAccount(h.current)
       const api = await webhookApi(account, h.current.clock)
-      await subscribedEndpoint(api, receiver.url, ['a.*'])
-      receiver.respond = () => ({ status: receiver.requests.length === 1 ? 500 : 200 })
+      await subscribedEndpoint(api, receiver.current.url, ['a.*'])
+      receiver.current.respond = () => ({ status: receiver.current.requests.length === 1 ? 500 : 200 })
       const published = await api.post<{ id: string }>('/webhooks/events', { type: 'a.b', data: {} })
       await deliveryOf(api, `event_id=${published.body.id}`, (d) => d.attempt_count === 1)
 
@@ -290,11 +283,11 @@ forEachDialect((dialect) => {
       expect((await setStatus('disabled')).status).toBe(200)
       h.current.clock.advanceSeconds(60)
       await new Promise((resolve) => setTimeout(resolve, 300))
-      expect(receiver.requests).toHaveLength(1)
+      expect(receiver.current.requests).toHaveLength(1)
 
       expect((await setStatus('active')).status).toBe(200)
       h.current.clock.advanceSeconds(1)
-      await eventually(() => receiver.requests.length === 2, 10_000, 'the retry after enabling')
+      await eventually(() => receiver.current.requests.length === 2, 10_000, 'the retry after enabling')
       await deliveryOf(api, `event_id=${published.body.id}`, (d) => d.status === 'succeeded')
     })
   })

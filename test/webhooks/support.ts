@@ -1,6 +1,8 @@
+import { afterEach, beforeEach } from 'vitest'
 import type { TestClock } from '../support/clock.js'
 import type { CreatedAccount, StartOptions } from '../support/herald.js'
 import { call, managementToken } from '../support/http.js'
+import { Receiver } from '../support/receiver.js'
 
 /** Webhook tests deliver to receivers on 127.0.0.1 over plain http. */
 export const LOCAL_DELIVERY: StartOptions = { env: { HERALD_WEBHOOK_ALLOW_HTTP: 'true', HERALD_WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8' } }
@@ -58,4 +60,21 @@ export interface Delivery {
   last_error: string | null
   next_attempt_at: string | null
   attempts?: Array<{ number: number; started_at: string; response_status: number | null; error: string | null; duration_ms: number | null; response_excerpt: string | null }>
+}
+
+/** A fresh receiver for each test of the enclosing `describe`; read `.current` inside tests. */
+export function useReceiver(): { readonly current: Receiver } {
+  let receiver: Receiver | undefined
+  beforeEach(async () => {
+    receiver = await Receiver.start()
+  })
+  afterEach(async () => {
+    await receiver?.close()
+  })
+  return {
+    get current(): Receiver {
+      if (!receiver) throw new Error('the receiver starts before each test: use it inside a test')
+      return receiver
+    },
+  }
 }

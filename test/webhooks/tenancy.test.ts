@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Page } from '../../src/platform/pagination.js'
 import { type CreatedAccount, forEachDialect, useHerald } from '../support/herald.js'
 import { type ApiResponse, call, createAccount, managementToken } from '../support/http.js'
 import { eventually, Receiver } from '../support/receiver.js'
@@ -19,11 +20,6 @@ function expectNotFound(response: ApiResponse<Problem>, what: string): void {
   expect(response.status, where).toBe(404)
   expect(response.headers.get('content-type'), where).toMatch(/^application\/problem\+json(;|$)/)
   expect(response.body.code, where).toBe('not_found')
-}
-
-interface Page<T> {
-  data: T[]
-  next_cursor: string | null
 }
 
 forEachDialect((dialect) => {

@@ -11,14 +11,18 @@ export class Outbox {
   constructor(private readonly notifications: Notifications) {}
 
   /** `data` describes the resource and must never hold a secret. */
-  async record(tx: Tx, accountId: string, type: string, data: object, now: number): Promise<string> {
-    const id = newId('evt', now)
+  async record(tx: Tx, accountId: string, type: string, data: object, now: number): Promise<void> {
+    await this.recordAll(tx, [{ accountId, type, data }], now)
+  }
+
+  /** Several events in one statement and one signal, for work that announces a batch (failed deliveries). */
+  async recordAll(tx: Tx, events: ReadonlyArray<{ accountId: string; type: string; data: object }>, now: number): Promise<void> {
+    if (events.length === 0) return
     await tx.db
       .insertInto('events')
-      .values({ id, account_id: accountId, type, data: JSON.stringify(data), created_at: now, idempotency_key: null, fanned_out_at: null })
+      .values(events.map(({ accountId, type, data }) => ({ id: newId('evt', now), account_id: accountId, type, data: JSON.stringify(data), created_at: now, idempotency_key: null, fanned_out_at: null })))
       .execute()
     // The webhook workers' `events` work signal (webhooks/delivery/wake.ts).
     await this.notifications.send(tx, 'herald_webhooks', 'events')
-    return id
   }
 }

@@ -48,7 +48,7 @@ export function settingsRoutes(app: App, deps: { db: Kysely<DB>; settings: Setti
     {
       config: { scope: 'herald:settings:write' },
       bodyLimit: 4096,
-      schema: { summary: "Changes the account's token settings; new tokens follow them at once", tags: ['settings'], body: SettingsPatch, response: { 200: SettingsSchema, ...errors } },
+      schema: { summary: "Changes the account's token and webhook settings; new tokens and delivery attempts follow them at once", tags: ['settings'], body: SettingsPatch, response: { 200: SettingsSchema, ...errors } },
     },
     async (request) => transaction(deps.db, (tx) => deps.settings.update(tx, request.account.id, request.body)),
   )

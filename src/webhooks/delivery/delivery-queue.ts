@@ -207,19 +207,24 @@ export class DeliveryQueue {
       if (applied.length === 0) return []
       await tx.db.insertInto('webhook_attempts').values(applied.map((plan) => attemptRow(plan.outcome))).onConflict((conflict) => conflict.doNothing()).execute()
       await this.#trackEndpointHealth(tx, applied, now)
-      for (const plan of applied) {
-        const { delivery } = plan.outcome
-        if (plan.status !== 'failed' || isOperationalType(delivery.eventType)) continue
-        await this.outbox.record(tx, delivery.accountId, 'webhook.delivery.failed', {
-          delivery_id: delivery.id,
-          event_id: delivery.eventId,
-          event_type: delivery.eventType,
-          endpoint_id: delivery.endpointId,
-          attempt_count: delivery.attemptNumber,
-          last_response_status: plan.outcome.responseStatus,
-          last_error: plan.outcome.error,
-        }, now)
-      }
+      const failures = applied.filter((plan) => plan.status === 'failed' && !isOperationalType(plan.outcome.delivery.eventType))
+      await this.outbox.recordAll(
+        tx,
+        failures.map(({ outcome: { delivery, responseStatus, error } }) => ({
+          accountId: delivery.accountId,
+          type: 'webhook.delivery.failed',
+          data: {
+            delivery_id: delivery.id,
+            event_id: delivery.eventId,
+            event_type: delivery.eventType,
+            endpoint_id: delivery.endpointId,
+            attempt_count: delivery.attemptNumber,
+            last_response_status: responseStatus,
+            last_error: error,
+          },
+        })),
+        now,
+      )
       return applied.filter((plan) => plan.finishedAt !== null).map((plan) => ({ status: plan.status }))
     })
   }

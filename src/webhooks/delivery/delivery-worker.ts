@@ -213,11 +213,15 @@ export class DeliveryWorker {
   async #scheduleNext(rateLimited: boolean): Promise<void> {
     if (this.#stopped) return
     const now = this.clock.now()
-    const due = await this.queue.nextDueAt()
     let delay = this.options.idlePollMs
     if (rateLimited) delay = 1000 - (now % 1000)
-    // Something due that this pass could not claim (caps held by other processes): a signal or the poll brings it.
-    else if (due !== null && due > now) delay = Math.min(due - now, delay)
+    // With attempts in flight, their flush starts the next pass, which looks for the next due time then: no
+    // query per pass while the worker is busy.
+    else if (this.#inFlight === 0) {
+      const due = await this.queue.nextDueAt()
+      // Something due that this pass could not claim (caps held by other processes): a signal or the poll brings it.
+      if (due !== null && due > now) delay = Math.min(due - now, delay)
+    }
     // Only the fallback poll looks for every kind of work; a due time or a rate limit only needs a claim.
     this.#setTimer(delay, delay === this.options.idlePollMs ? undefined : 'deliveries')
   }

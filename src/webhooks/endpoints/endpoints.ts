@@ -115,9 +115,10 @@ export class Endpoints {
       if (Object.keys(fields).length > 0 || metadata !== undefined) {
         await this.outbox.record(tx, accountId, 'webhook.endpoint.updated', toView(next), now)
       }
-      await this.store.changed(tx, accountId, endpointId)
+      // Disabling and enabling report the change to the caches themselves.
       if (status === 'disabled' && row.status === 'active') return toView(await this.disable(tx, next, 'manual', now))
       if (status === 'active' && row.status === 'disabled') return toView(await this.#enable(tx, next, now))
+      await this.store.changed(tx, accountId, endpointId)
       return toView(next)
     })
   }
@@ -171,8 +172,9 @@ export class Endpoints {
    * deliveries become `held`, and so will the deliveries of new events, until it is enabled again.
    */
   async disable(tx: Tx, row: WebhookEndpointsTable, reason: EndpointDisabledReason, now: number): Promise<WebhookEndpointsTable> {
-    const next: WebhookEndpointsTable = { ...row, status: 'disabled', disabled_reason: reason, disabled_at: now, updated_at: now }
-    await tx.db.updateTable('webhook_endpoints').set({ status: 'disabled', disabled_reason: reason, disabled_at: now, updated_at: now }).where('id', '=', row.id).execute()
+    const changes = { status: 'disabled', disabled_reason: reason, disabled_at: now, updated_at: now } as const
+    const next: WebhookEndpointsTable = { ...row, ...changes }
+    await tx.db.updateTable('webhook_endpoints').set(changes).where('id', '=', row.id).execute()
     // A delivery a worker holds right now completes first; it is held if it has to wait again.
     await tx.db
       .updateTable('webhook_deliveries')
@@ -187,8 +189,9 @@ export class Endpoints {
   }
 
   async #enable(tx: Tx, row: WebhookEndpointsTable, now: number): Promise<WebhookEndpointsTable> {
-    const next: WebhookEndpointsTable = { ...row, status: 'active', disabled_reason: null, disabled_at: null, failing_since: null, updated_at: now }
-    await tx.db.updateTable('webhook_endpoints').set({ status: 'active', disabled_reason: null, disabled_at: null, failing_since: null, updated_at: now }).where('id', '=', row.id).execute()
+    const changes = { status: 'active', disabled_reason: null, disabled_at: null, failing_since: null, updated_at: now } as const
+    const next: WebhookEndpointsTable = { ...row, ...changes }
+    await tx.db.updateTable('webhook_endpoints').set(changes).where('id', '=', row.id).execute()
     await tx.db.updateTable('webhook_deliveries').set({ status: 'pending', next_attempt_at: now }).where('endpoint_id', '=', row.id).where('status', '=', 'held').execute()
     await this.outbox.record(tx, row.account_id, 'webhook.endpoint.enabled', toView(next), now)
     await this.store.changed(tx, row.account_id, row.id)
