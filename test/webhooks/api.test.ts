@@ -109,6 +109,55 @@ forEachDialect((dialect) => {
       await eventually(() => receiver.current.messageIds.includes(later.body.id), 10_000, 'the delivery of the new event')
       expect(receiver.current.messageIds).toEqual([first.body.id, later.body.id])
     })
+
+    it('answers concurrent publishes, committed together, as if they had come one at a time', async () => {
+      const account = await createAccount(h.current)
+      const api = await webhookApi(account, h.current.clock)
+      const endpoint = await subscribedEndpoint(api, receiver.current.url, ['batch.*'])
+      const fresh = { type: 'batch.keyed', data: { n: 1 }, idempotency_key: 'fresh-key' }
+      const used = { type: 'batch.keyed', data: { n: 2 }, idempotency_key: 'used-key' }
+      const earlier = await api.post<EventView>('/webhooks/events', used)
+      expect(earlier.status).toBe(201)
+      // Sent at once, so that they share transactions: a key first claimed in the burst, replays and conflicts
+      // of a key claimed before it, and plain publishes.
+      const answers = await Promise.all([
+        ...Array.from({ length: 10 }, () => api.post<EventView>('/webhooks/events', fresh)),
+        ...Array.from({ length: 5 }, () => api.post<EventView>('/webhooks/events', used)),
+        ...Array.from({ length: 5 }, () => api.post<{ code: string }>('/webhooks/events', { ...used, data: { n: 3 } })),
+        ...Array.from({ length: 30 }, (_, index) => api.post<EventView>('/webhooks/events', { type: 'batch.plain', data: { index } })),
+      ])
+      const freshAnswers = answers.slice(0, 10) as Array<{ status: number; body: EventView }>
+      const replays = answers.slice(10, 15) as Array<{ status: number; body: EventView }>
+      const conflicts = answers.slice(15, 20) as Array<{ status: number; body: { code: string } }>
+      const plain = answers.slice(20) as Array<{ status: number; body: EventView }>
+
+      const created = freshAnswers.filter((answer) => answer.status === 201)
+      expect(created).toHaveLength(1)
+      const original = created[0]!
+      for (const replay of freshAnswers.filter((answer) => answer !== original)) {
+        expect(replay.status).toBe(200)
+        expect(replay.body).toEqual(original.body)
+      }
+      for (const replay of replays) {
+        expect(replay.status).toBe(200)
+        expect(replay.body).toEqual(earlier.body)
+      }
+      for (const conflict of conflicts) {
+        expect(conflict.status).toBe(409)
+        expect(conflict.body.code).toBe('conflict')
+      }
+      expect(plain.map((answer) => answer.status)).toEqual(plain.map(() => 201))
+      expect(new Set(plain.map((answer) => answer.body.id)).size).toBe(30)
+      expect(plain.map((answer) => answer.body.data)).toEqual(plain.map((_, index) => ({ index })))
+
+      // One event and one delivery per publish that created one, and nothing else.
+      const keyedEvents = await api.get<Page<EventView>>('/webhooks/events?type=batch.keyed')
+      expect(ids(keyedEvents.body.data).sort()).toEqual([original.body.id, earlier.body.id].sort())
+      const plainEvents = await api.get<Page<EventView>>('/webhooks/events?type=batch.plain&limit=100')
+      expect(ids(plainEvents.body.data).sort()).toEqual(plain.map((answer) => answer.body.id).sort())
+      const deliveries = await settled(api, `endpoint_id=${endpoint.id}`, 32)
+      expect(new Set(deliveries.map((delivery) => delivery.event_id))).toEqual(new Set([original.body.id, earlier.body.id, ...plain.map((answer) => answer.body.id)]))
+    })
   })
 
   describe('secret rotation', () => {

@@ -16,6 +16,8 @@ export interface DialectFeatures {
   notify: boolean
   /** `FOR UPDATE SKIP LOCKED` lets several processes claim rows without blocking each other. */
   skipLocked: boolean
+  /** Transactions of one kind worth running at once: SQLite has one connection, PostgreSQL a pool. */
+  concurrentTransactions: number
 }
 
 export interface Database {
@@ -27,6 +29,7 @@ export interface Database {
 }
 
 const INT8_OID = 20
+const POOL_SIZE = 10
 
 export function openDatabase(config: DatabaseConfig): Database {
   return config.dialect === 'postgres' ? openPostgres(config.connectionString) : openSqlite(config.filename)
@@ -43,7 +46,7 @@ function openSqlite(filename: string): Database {
   const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(connection) }) })
   return {
     db,
-    features: { name: 'sqlite', notify: false, skipLocked: false },
+    features: { name: 'sqlite', notify: false, skipLocked: false, concurrentTransactions: 1 },
     close: () => db.destroy(),
   }
 }
@@ -75,7 +78,7 @@ function withStatementCache(connection: SQLite.Database): SqliteDatabase {
 function openPostgres(connectionString: string): Database {
   const poolConfig: pg.PoolConfig = {
     connectionString,
-    max: 10,
+    max: POOL_SIZE,
     // Timestamps are epoch milliseconds in bigint columns: far inside Number's exact range.
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
@@ -88,7 +91,7 @@ function openPostgres(connectionString: string): Database {
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) })
   return {
     db,
-    features: { name: 'postgres', notify: true, skipLocked: true },
+    features: { name: 'postgres', notify: true, skipLocked: true, concurrentTransactions: POOL_SIZE / 2 },
     postgres: poolConfig,
     close: () => db.destroy(),
   }

@@ -1,0 +1,65 @@
+import { sql } from 'kysely'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { type Database, openDatabase } from '../../src/platform/storage/database.js'
+import { GroupCommit, type ItemOutcome } from '../../src/platform/storage/group-commit.js'
+import type { Tx } from '../../src/platform/storage/transaction.js'
+import { type TestDatabase, createTestDatabase } from '../support/dialects.js'
+import { forEachDialect } from '../support/herald.js'
+
+/** Rows the work writes: one per item, named after it. A name starting with `bad` breaks the whole statement. */
+async function writeNames(tx: Tx, names: readonly string[]): Promise<Array<ItemOutcome<number>>> {
+  await sql`insert into written (name, size) values ${sql.join(names.map((name) => sql`(${name}, ${name.startsWith('bad') ? null : names.length})`))}`.execute(tx.db)
+  return names.map((name) => (name.startsWith('refused') ? { error: new Error(`${name} is refused`) } : { value: names.length }))
+}
+
+forEachDialect((dialect) => {
+  describe('group commit', () => {
+    let database: TestDatabase
+    let opened: Database
+
+    beforeEach(async () => {
+      database = await createTestDatabase(dialect)
+      opened = openDatabase(database.config)
+      await sql`create table written (name text primary key, size integer not null)`.execute(opened.db)
+    })
+    afterEach(async () => {
+      await opened.close()
+      await database.drop()
+    })
+
+    const written = async () => (await sql<{ name: string; size: number }>`select name, size from written order by name`.execute(opened.db)).rows
+
+    it('runs a lone item at once, then takes everything that queued meanwhile in one transaction', async () => {
+      const commits = new GroupCommit(opened.db, writeNames, { concurrency: 1, maxBatch: 100 })
+      const sizes = await Promise.all(['a', 'b', 'c', 'd', 'e'].map((name) => commits.submit(name)))
+      // `a` found nothing running and went alone; b to e waited for it and committed together.
+      expect(sizes).toEqual([1, 4, 4, 4, 4])
+      expect(await written()).toEqual(['a', 'b', 'c', 'd', 'e'].map((name) => ({ name, size: name === 'a' ? 1 : 4 })))
+    })
+
+    it('keeps batches within maxBatch and runs up to `concurrency` of them at once', async () => {
+      const commits = new GroupCommit(opened.db, writeNames, { concurrency: 2, maxBatch: 3 })
+      const names = Array.from({ length: 10 }, (_, index) => `n${String(index).padStart(2, '0')}`)
+      const sizes = await Promise.all(names.map((name) => commits.submit(name)))
+      // n00 and n01 each start a batch; the other eight queue and go in batches of at most three.
+      expect(sizes.slice(0, 2)).toEqual([1, 1])
+      expect(Math.max(...sizes)).toBeLessThanOrEqual(3)
+      expect((await written()).map((row) => row.name)).toEqual(names)
+    })
+
+    it('fails an item alone: its own error, or a statement it breaks, leaves the others of its batch written', async () => {
+      const commits = new GroupCommit(opened.db, writeNames, { concurrency: 1, maxBatch: 100 })
+      const results = await Promise.allSettled(['first', 'ok1', 'bad', 'refused', 'ok2'].map((name) => commits.submit(name)))
+      expect(results.map((result) => result.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'rejected', 'fulfilled'])
+      expect(String((results[3] as PromiseRejectedResult).reason)).toContain('refused is refused')
+      // The batch of four failed as a whole on `bad`; each item was then tried alone. A refused item's
+      // writes are the work's to avoid: this work writes them anyway, which shows each ran in its own transaction.
+      expect(await written()).toEqual([
+        { name: 'first', size: 1 },
+        { name: 'ok1', size: 1 },
+        { name: 'ok2', size: 1 },
+        { name: 'refused', size: 1 },
+      ])
+    })
+  })
+})
