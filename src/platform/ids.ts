@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto'
+import { randomFillSync } from 'node:crypto'
 
 /** Crockford's base32: no I, L, O or U, so ids survive being read aloud or retyped. */
 const ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ'
@@ -11,13 +11,13 @@ export type IdPrefix = 'acct' | 'cli' | 'key' | 'evt' | 'ep' | 'sub' | 'dlv' | '
  */
 export function newId(prefix: IdPrefix, nowMs: number = Date.now()): string {
   const time = encodeTime(nowMs)
-  const random = randomBytes(10)
+  const start = takeRandom(RANDOM_BYTES)
   let tail = ''
   // 80 random bits as 16 base32 digits, five bits at a time.
   let buffer = 0
   let bits = 0
-  for (const byte of random) {
-    buffer = (buffer << 8) | byte
+  for (let i = start; i < start + RANDOM_BYTES; i++) {
+    buffer = (buffer << 8) | randomPool[i]!
     bits += 8
     while (bits >= 5) {
       bits -= 5
@@ -25,6 +25,25 @@ export function newId(prefix: IdPrefix, nowMs: number = Date.now()): string {
     }
   }
   return `${prefix}_${time}${tail}`
+}
+
+const RANDOM_BYTES = 10
+/**
+ * Random bytes drawn from the CSPRNG a page at a time: a call per id costs more than the id's other work, and
+ * ids are made several per request (as node:crypto does for randomUUID).
+ */
+const randomPool = Buffer.alloc(4096)
+let poolOffset = randomPool.length
+
+/** Where the next `count` unused random bytes start in the pool. */
+function takeRandom(count: number): number {
+  if (poolOffset + count > randomPool.length) {
+    randomFillSync(randomPool)
+    poolOffset = 0
+  }
+  const start = poolOffset
+  poolOffset += count
+  return start
 }
 
 /**

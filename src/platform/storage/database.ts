@@ -16,7 +16,11 @@ export interface DialectFeatures {
   notify: boolean
   /** `FOR UPDATE SKIP LOCKED` lets several processes claim rows without blocking each other. */
   skipLocked: boolean
-  /** Transactions of one kind worth running at once: SQLite has one connection, PostgreSQL a pool. */
+  /**
+   * Batched transactions of one kind worth running at once (see GroupCommit). SQLite has one connection. On
+   * PostgreSQL two: one batch is written while the other commits; more would only split the same requests into
+   * smaller batches, each paying its own round trips (measured with `npm run bench -- deliveries`).
+   */
   concurrentTransactions: number
 }
 
@@ -29,7 +33,6 @@ export interface Database {
 }
 
 const INT8_OID = 20
-const POOL_SIZE = 10
 
 export function openDatabase(config: DatabaseConfig): Database {
   return config.dialect === 'postgres' ? openPostgres(config.connectionString) : openSqlite(config.filename)
@@ -46,7 +49,7 @@ function openSqlite(filename: string): Database {
   const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(connection) }) })
   return {
     db,
-    features: { name: 'sqlite', notify: false, skipLocked: false, concurrentTransactions: 1 },
+    features: { name: 'sqlite', notify: false, skipLocked: false, concurrentTransactions: 2 },
     close: () => db.destroy(),
   }
 }
@@ -78,7 +81,7 @@ function withStatementCache(connection: SQLite.Database): SqliteDatabase {
 function openPostgres(connectionString: string): Database {
   const poolConfig: pg.PoolConfig = {
     connectionString,
-    max: POOL_SIZE,
+    max: 10,
     // Timestamps are epoch milliseconds in bigint columns: far inside Number's exact range.
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
@@ -91,7 +94,7 @@ function openPostgres(connectionString: string): Database {
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) })
   return {
     db,
-    features: { name: 'postgres', notify: true, skipLocked: true, concurrentTransactions: POOL_SIZE / 2 },
+    features: { name: 'postgres', notify: true, skipLocked: true, concurrentTransactions: 2 },
     postgres: poolConfig,
     close: () => db.destroy(),
   }
