@@ -153,16 +153,18 @@ export class DeliveryWorker {
   #send(delivery: ClaimedDelivery): void {
     this.#inFlight++
     const sending = this.#attempt(delivery)
-      .then((outcome) => {
-        if (!outcome) return
-        this.metrics.attempted(outcome)
-        this.#completed.push(outcome)
-        this.#scheduleFlush()
+      .catch((error: unknown) => {
+        this.log.error({ err: error, delivery: delivery.id }, 'a webhook attempt failed unexpectedly; its lease will run out and it will be retried')
+        return undefined
       })
-      .catch((error: unknown) => this.log.error({ err: error, delivery: delivery.id }, 'a webhook attempt failed unexpectedly; its lease will run out and it will be retried'))
-      .finally(() => {
+      .then((outcome) => {
         this.#inFlight--
         this.#sends.delete(sending)
+        if (outcome) {
+          this.metrics.attempted(outcome)
+          this.#completed.push(outcome)
+        }
+        this.#scheduleFlush()
       })
     this.#sends.add(sending)
   }
@@ -174,8 +176,10 @@ export class DeliveryWorker {
     return this.sender.send(delivery, target)
   }
 
+  /** Flushes at once when a batch is full or nothing else is in flight to join it, else after a short wait. */
   #scheduleFlush(): void {
-    if (this.#completed.length >= FLUSH_BATCH) {
+    if (this.#completed.length === 0) return
+    if (this.#completed.length >= FLUSH_BATCH || this.#inFlight === 0) {
       clearTimeout(this.#flushTimer)
       this.#flushTimer = undefined
       void this.#flush()
