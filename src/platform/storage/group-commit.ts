@@ -13,10 +13,11 @@ export interface GroupCommitOptions {
 }
 
 /**
- * Writes of one kind from concurrent requests, committed together. An item submitted while fewer than
- * `concurrency` batches are running starts a batch of its own at once, so a lone request waits for nothing;
- * under load, items queue while the running transactions commit and the next batch takes them all. One
- * transaction and one commit then serve many requests, which is what bounds a single-row write's rate.
+ * Writes of one kind from concurrent requests, committed together. A batch starts once the event loop has taken
+ * in what arrived with the first item (setImmediate: every request parsed in the same turn joins, and a lone
+ * request waits for nothing else); under load, items queue while the running transactions commit and the next
+ * batch takes them all. One transaction and one commit then serve many requests, and a commit's cost (its round
+ * trips on PostgreSQL, its pages written to the WAL on SQLite) is what bounds single-row writes.
  *
  * `work` gets the batch in submission order and answers one outcome per item, in the same order. If a batch's
  * transaction fails, nothing of it is written and each of its items is tried again in a transaction of its own,
@@ -25,6 +26,7 @@ export interface GroupCommitOptions {
 export class GroupCommit<I, R> {
   readonly #waiting: Array<Waiting<I, R>> = []
   #running = 0
+  #startScheduled = false
 
   constructor(
     private readonly db: Kysely<DB>,
@@ -35,15 +37,26 @@ export class GroupCommit<I, R> {
   submit(item: I): Promise<R> {
     return new Promise<R>((resolve, reject) => {
       this.#waiting.push({ item, resolve, reject })
-      if (this.#running < this.options.concurrency) void this.#runBatch()
+      this.#startSoon()
     })
   }
 
-  async #runBatch(): Promise<void> {
+  #startSoon(): void {
+    if (this.#startScheduled || this.#running >= this.options.concurrency) return
+    this.#startScheduled = true
+    setImmediate(() => {
+      this.#startScheduled = false
+      void this.#runBatches()
+    })
+  }
+
+  async #runBatches(): Promise<void> {
     this.#running++
     try {
       while (this.#waiting.length > 0) {
         const batch = this.#waiting.splice(0, this.options.maxBatch)
+        // More than a batch waits: the rest can go in a transaction of its own beside this one.
+        if (this.#waiting.length > 0) this.#startSoon()
         try {
           await this.#commit(batch)
         } catch (error) {
