@@ -15,13 +15,14 @@ export function isValidScopeToken(value: string): boolean {
  */
 export function grantedScopes(client: RegisteredClient, requested: string | undefined): readonly string[] {
   if (requested === undefined || requested.trim() === '') return client.scopes
-  const names = new Set(requested.split(' '))
-  names.delete('')
-  // A client's scope list is short: scanning it costs less than building a set of it on every token request.
+  // Scope lists are short: scanning arrays costs less than building sets on every token request.
+  const names: string[] = []
   const refused: string[] = []
   let reserved = false
-  for (const name of names) {
+  for (const name of requested.split(' ')) {
+    if (name === '' || names.includes(name)) continue
     if (!isValidScopeToken(name)) throw new OAuthError('invalid_scope', 'scope is not a space-separated list of scope tokens')
+    names.push(name)
     if (!client.scopes.includes(name)) refused.push(name)
     reserved ||= isReservedScope(name)
   }
@@ -29,5 +30,5 @@ export function grantedScopes(client: RegisteredClient, requested: string | unde
   if (reserved && client.kind !== 'management') {
     throw new OAuthError('invalid_scope', 'herald: scopes are granted only to management clients')
   }
-  return [...names]
+  return names
 }
