@@ -49,7 +49,7 @@ function openSqlite(filename: string): Database {
   const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(connection) }) })
   return {
     db,
-    features: { name: 'sqlite', notify: false, skipLocked: false, concurrentTransactions: 2 },
+    features: { name: 'sqlite', notify: false, skipLocked: false, concurrentTransactions: 1 },
     close: () => db.destroy(),
   }
 }

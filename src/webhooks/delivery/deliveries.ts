@@ -5,6 +5,7 @@ import { idBoundary, looksLikeId } from '../../platform/ids.js'
 import { decodeCursor, type Page, toPage } from '../../platform/pagination.js'
 import type { DB, DeliveryStatus, WebhookAttemptsTable, WebhookDeliveriesTable } from '../../platform/storage/schema.js'
 import { transaction } from '../../platform/storage/transaction.js'
+import { requeue } from './requeue.js'
 import type { WakeSignal } from './wake.js'
 
 export interface DeliveryView {
@@ -84,13 +85,8 @@ export class Deliveries {
       if (row.status === 'cancelled') throw new ProblemError('conflict', 'The endpoint was deleted: this delivery was cancelled')
       if (row.lease_token !== null) throw new ProblemError('conflict', 'An attempt of this delivery is in flight')
       const now = this.clock.now()
-      // A disabled endpoint's deliveries wait as held, as recovery does it: a pending one would look due (in the
-      // queue metrics too) while no worker claims it, and enabling the endpoint releases held deliveries anyway.
       const endpoint = await tx.db.selectFrom('webhook_endpoints').select('status').where('id', '=', row.endpoint_id).executeTakeFirst()
-      const active = endpoint?.status === 'active'
-      const changes = { status: active ? 'pending' : 'held', next_attempt_at: active ? now : null, finished_at: null } as const
-      await tx.db.updateTable('webhook_deliveries').set(changes).where('id', '=', row.id).where('lease_token', 'is', null).execute()
-      if (active) await this.wake.send(tx, 'deliveries')
+      const changes = await requeue(tx, this.wake, [row.id], endpoint?.status === 'active', now)
       return toView({ ...row, ...changes })
     })
   }

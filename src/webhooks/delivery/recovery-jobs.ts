@@ -5,6 +5,7 @@ import { idBoundary, looksLikeId, newId } from '../../platform/ids.js'
 import type { DialectFeatures } from '../../platform/storage/database.js'
 import type { DB, WebhookJobsTable } from '../../platform/storage/schema.js'
 import { transaction } from '../../platform/storage/transaction.js'
+import { requeue } from './requeue.js'
 import type { WakeSignal } from './wake.js'
 
 export interface JobView {
@@ -77,16 +78,7 @@ export class RecoveryJobs {
           .execute()
         ids = rows.map((row) => row.id)
       }
-      if (ids.length > 0) {
-        // A disabled endpoint's recovered deliveries wait, held, for it to be enabled.
-        const active = endpoint?.status === 'active'
-        await tx.db
-          .updateTable('webhook_deliveries')
-          .set({ status: active ? 'pending' : 'held', next_attempt_at: active ? now : null, finished_at: null })
-          .where('id', 'in', ids)
-          .execute()
-        if (active) await this.wake.send(tx, 'deliveries')
-      }
+      await requeue(tx, this.wake, ids, endpoint?.status === 'active', now)
       const done = ids.length < batch
       await tx.db
         .updateTable('webhook_jobs')
