@@ -170,6 +170,16 @@ describe('guardedRequest', () => {
     expect(classifyNetworkError(error)).toBe('timeout')
   })
 
+  it('keeps the deadline while the connection is still being made', async () => {
+    // A resolver that never answers: only the exchange's own deadline can end the wait.
+    const agent = createGuardedAgent({ allowedCidrs: [], connectTimeoutMs: 60_000, lookup: () => {} })
+    cleanups.push(() => agent.destroy())
+    const startedAt = performance.now()
+    const error = await rejection(guardedRequest(agent, { url: 'http://hangs.example/', timeoutMs: 200, maxResponseBytes: 1024 }))
+    expect(classifyNetworkError(error)).toBe('timeout')
+    expect(performance.now() - startedAt).toBeLessThan(5000)
+  })
+
   it("classifies a closed port as 'refused'", async () => {
     const receiver = await startReceiver(() => {})
     const closedUrl = receiver.url

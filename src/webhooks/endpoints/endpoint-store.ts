@@ -11,7 +11,8 @@ import { secretKey } from '../delivery/signing.js'
 export interface DeliveryTarget {
   id: string
   accountId: string
-  url: string
+  /** Parsed once per cache fill, not once per attempt. */
+  url: URL
   status: EndpointStatus
   secret: Buffer
   /** The secret before the last rotation, and until when it still signs. */
@@ -91,7 +92,7 @@ export class EndpointStore {
     return {
       id: row.id,
       accountId: row.account_id,
-      url: row.url,
+      url: new URL(row.url),
       status: row.status,
       secret: key(row.secret),
       previous: row.previous_secret && row.previous_secret_expires_at !== null ? { secret: key(row.previous_secret), until: row.previous_secret_expires_at } : null,
