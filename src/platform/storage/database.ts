@@ -22,6 +22,8 @@ export interface DialectFeatures {
    * smaller batches, each paying its own round trips (measured with `npm run bench -- deliveries`).
    */
   concurrentTransactions: number
+  /** How a JSON array of objects bound as one parameter is read as rows (see jsonRows). */
+  jsonRows: 'jsonb_to_recordset' | 'json_each'
 }
 
 export interface Database {
@@ -49,7 +51,7 @@ function openSqlite(filename: string): Database {
   const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(connection) }) })
   return {
     db,
-    features: { name: 'sqlite', notify: false, skipLocked: false, concurrentTransactions: 1 },
+    features: { name: 'sqlite', notify: false, skipLocked: false, concurrentTransactions: 1, jsonRows: 'json_each' },
     close: () => db.destroy(),
   }
 }
@@ -94,7 +96,7 @@ function openPostgres(connectionString: string): Database {
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) })
   return {
     db,
-    features: { name: 'postgres', notify: true, skipLocked: true, concurrentTransactions: 2 },
+    features: { name: 'postgres', notify: true, skipLocked: true, concurrentTransactions: 2, jsonRows: 'jsonb_to_recordset' },
     postgres: poolConfig,
     close: () => db.destroy(),
   }

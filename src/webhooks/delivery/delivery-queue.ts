@@ -4,7 +4,8 @@ import type { Clock } from '../../platform/clock.js'
 import type { Outbox } from '../../platform/events/outbox.js'
 import type { SettingsStore } from '../../platform/settings/settings.js'
 import type { DialectFeatures } from '../../platform/storage/database.js'
-import type { DB, DeliveryStatus, WebhookAttemptsTable } from '../../platform/storage/schema.js'
+import type { DB, DeliveryStatus } from '../../platform/storage/schema.js'
+import { jsonRows } from '../../platform/storage/json-rows.js'
 import { type Tx, transaction } from '../../platform/storage/transaction.js'
 import type { EndpointStore } from '../endpoints/endpoint-store.js'
 import type { Endpoints } from '../endpoints/endpoints.js'
@@ -47,7 +48,6 @@ export interface Claim {
 const CLAIM_LOCK = 0x48_45_52_44
 /** Endpoints served per claim; the order is shuffled each time so none waits behind the others for long. */
 const ENDPOINTS_PER_CLAIM = 200
-const VALUES_CHUNK = 500
 
 export function isSuccess(status: number | null): boolean {
   return status !== null && status >= 200 && status < 300
@@ -144,10 +144,11 @@ export class DeliveryQueue {
       if (rows.length === 0) return { deliveries: [], rateLimited }
 
       const leaseToken = randomUUID()
+      const leased = jsonRows(this.features, { id: 'text' }, rows.map((row) => ({ id: row.id })))
       await tx.db
         .updateTable('webhook_deliveries')
         .set({ lease_token: leaseToken, leased_at: now, next_attempt_at: now + leaseMs })
-        .where('id', 'in', rows.map((row) => row.id))
+        .where('id', 'in', (eb) => eb.selectFrom(leased.as('l')).select(sql.ref<string>('l.id').as('id')))
         .execute()
 
       // A lease that ran out: the worker holding it is gone, and whether its attempt reached the receiver is
@@ -199,13 +200,10 @@ export class DeliveryQueue {
     const now = this.clock.now()
     const plans = await Promise.all(outcomes.map((outcome) => this.#plan(outcome, now)))
     return transaction(this.db, async (tx) => {
-      const kept = new Set<string>()
-      for (let start = 0; start < plans.length; start += VALUES_CHUNK) {
-        for (const id of await this.#applyChunk(tx, plans.slice(start, start + VALUES_CHUNK))) kept.add(id)
-      }
+      const kept = new Set(await this.#apply(tx, plans))
       const applied = plans.filter((plan) => kept.has(plan.outcome.delivery.id))
       if (applied.length === 0) return []
-      await tx.db.insertInto('webhook_attempts').values(applied.map((plan) => attemptRow(plan.outcome))).onConflict((conflict) => conflict.doNothing()).execute()
+      await this.#recordAttempts(tx, applied.map((plan) => plan.outcome))
       await this.#trackEndpointHealth(tx, applied, now)
       const failures = applied.filter((plan) => plan.status === 'failed' && !isOperationalType(plan.outcome.delivery.eventType))
       await this.outbox.recordAll(
@@ -246,20 +244,53 @@ export class DeliveryQueue {
     return { outcome, status: 'pending', nextAttemptAt: next, finishedAt: null }
   }
 
-  /** One fenced UPDATE for the whole chunk; answers the ids whose lease still held. */
-  async #applyChunk(tx: Tx, plans: readonly CompletionPlan[]): Promise<string[]> {
-    const values = plans.map(
-      ({ outcome, status, nextAttemptAt: next, finishedAt }) =>
-        sql`(cast(${outcome.delivery.id} as text), cast(${outcome.delivery.leaseToken} as text), cast(${status} as text), cast(${outcome.delivery.attemptNumber} as integer), cast(${next} as bigint), cast(${outcome.startedAt} as bigint), cast(${outcome.responseStatus} as integer), cast(${outcome.error} as text), cast(${finishedAt} as bigint))`,
+  /** One fenced UPDATE for the whole batch; answers the ids whose lease still held. */
+  async #apply(tx: Tx, plans: readonly CompletionPlan[]): Promise<string[]> {
+    const outcomes = jsonRows(
+      this.features,
+      { id: 'text', lease_token: 'text', status: 'text', attempt_count: 'integer', next_attempt_at: 'bigint', last_attempt_at: 'bigint', last_response_status: 'integer', last_error: 'text', finished_at: 'bigint' },
+      plans.map(({ outcome, status, nextAttemptAt: next, finishedAt }) => ({
+        id: outcome.delivery.id,
+        lease_token: outcome.delivery.leaseToken,
+        status,
+        attempt_count: outcome.delivery.attemptNumber,
+        next_attempt_at: next,
+        last_attempt_at: outcome.startedAt,
+        last_response_status: outcome.responseStatus,
+        last_error: outcome.error,
+        finished_at: finishedAt,
+      })),
     )
     const result = await sql<{ id: string }>`
       update webhook_deliveries set
-        status = v.column3, attempt_count = v.column4, next_attempt_at = v.column5, lease_token = null, leased_at = null,
-        last_attempt_at = v.column6, last_response_status = v.column7, last_error = v.column8, finished_at = v.column9
-      from (values ${sql.join(values)}) as v
-      where webhook_deliveries.id = v.column1 and webhook_deliveries.lease_token = v.column2
+        status = v.status, attempt_count = v.attempt_count, next_attempt_at = v.next_attempt_at, lease_token = null, leased_at = null,
+        last_attempt_at = v.last_attempt_at, last_response_status = v.last_response_status, last_error = v.last_error, finished_at = v.finished_at
+      from ${outcomes} as v
+      where webhook_deliveries.id = v.id and webhook_deliveries.lease_token = v.lease_token
       returning webhook_deliveries.id`.execute(tx.db)
     return result.rows.map((row) => row.id)
+  }
+
+  async #recordAttempts(tx: Tx, outcomes: readonly AttemptOutcome[]): Promise<void> {
+    const attempts = jsonRows(
+      this.features,
+      { delivery_id: 'text', number: 'integer', account_id: 'text', started_at: 'bigint', duration_ms: 'integer', response_status: 'integer', error: 'text', response_excerpt: 'text' },
+      outcomes.map((outcome) => ({
+        delivery_id: outcome.delivery.id,
+        number: outcome.delivery.attemptNumber,
+        account_id: outcome.delivery.accountId,
+        started_at: outcome.startedAt,
+        duration_ms: outcome.durationMs,
+        response_status: outcome.responseStatus,
+        error: outcome.error,
+        response_excerpt: outcome.responseExcerpt,
+      })),
+    )
+    // SQLite needs the WHERE to read ON CONFLICT as the upsert clause rather than a join constraint.
+    await sql`
+      insert into webhook_attempts (delivery_id, number, account_id, started_at, duration_ms, response_status, error, response_excerpt)
+      select delivery_id, number, account_id, started_at, duration_ms, response_status, error, response_excerpt from ${attempts} as a where true
+      on conflict do nothing`.execute(tx.db)
   }
 
   /**
@@ -292,19 +323,6 @@ interface CompletionPlan {
   status: DeliveryStatus
   nextAttemptAt: number | null
   finishedAt: number | null
-}
-
-function attemptRow(outcome: AttemptOutcome): WebhookAttemptsTable {
-  return {
-    delivery_id: outcome.delivery.id,
-    number: outcome.delivery.attemptNumber,
-    account_id: outcome.delivery.accountId,
-    started_at: outcome.startedAt,
-    duration_ms: outcome.durationMs,
-    response_status: outcome.responseStatus,
-    error: outcome.error,
-    response_excerpt: outcome.responseExcerpt,
-  }
 }
 
 function shuffle<T>(items: T[]): T[] {

@@ -1,0 +1,30 @@
+import { type RawBuilder, sql } from 'kysely'
+import type { DialectFeatures } from './database.js'
+
+export type JsonColumnType = 'text' | 'integer' | 'bigint'
+
+type Cell = string | number | null
+
+/**
+ * `rows` as a derived table with `columns`, bound as a single JSON parameter. A multi-row `VALUES` list has
+ * another statement text for every batch size, which SQLite prepares afresh each time and PostgreSQL parses
+ * with one bound parameter per cell; this is one text for every size, and one parameter.
+ *
+ * Column names and types come from the calling code, never from input: they are written into the SQL.
+ */
+export function jsonRows<C extends string>(features: DialectFeatures, columns: Readonly<Record<C, JsonColumnType>>, rows: ReadonlyArray<Readonly<Record<C, Cell>>>): RawBuilder<unknown> {
+  const names = Object.keys(columns) as C[]
+  const json = JSON.stringify(rows)
+  if (features.jsonRows === 'jsonb_to_recordset') {
+    const definitions = names.map((name) => sql.raw(`${quote(name)} ${columns[name]}`))
+    return sql`(select * from jsonb_to_recordset(cast(${json} as jsonb)) as r(${sql.join(definitions)}))`
+  }
+  // json_each yields SQLite's own types: a JSON number is an integer, a string text, null NULL.
+  const selections = names.map((name) => sql.raw(`value ->> '$.${name}' as ${quote(name)}`))
+  return sql`(select ${sql.join(selections)} from json_each(${json}))`
+}
+
+function quote(name: string): string {
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`jsonRows: ${name} is not a plain column name`)
+  return `"${name}"`
+}
