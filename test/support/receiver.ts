@@ -23,6 +23,9 @@ export type Responder = (request: ReceivedRequest) => Reply
 export class Receiver {
   readonly requests: ReceivedRequest[] = []
   respond: Responder = () => ({ status: 204 })
+  /** The most requests that were open (arrived, not yet answered) at one time. */
+  maxConcurrent = 0
+  #open = 0
   readonly #server: Server
 
   private constructor(server: Server) {
@@ -34,6 +37,8 @@ export class Receiver {
     const receiver = new Receiver(server)
     if (respond) receiver.respond = respond
     server.on('request', (request, response) => {
+      receiver.maxConcurrent = Math.max(receiver.maxConcurrent, ++receiver.#open)
+      response.on('close', () => receiver.#open--)
       const chunks: Buffer[] = []
       request.on('data', (chunk: Buffer) => chunks.push(chunk))
       request.on('end', () => {

@@ -220,6 +220,23 @@ forEachDialect((dialect) => {
     })
   })
 
+  describe('in-flight caps', () => {
+    it('never has more attempts open at an endpoint than its max_in_flight', async () => {
+      const account = await createAccount(h.current)
+      const api = await webhookApi(account, h.current.clock)
+      const capped = await Receiver.start(() => ({ status: 200, delayMs: 30 }))
+      try {
+        await subscribedEndpoint(api, capped.url, ['capped.*'], { max_in_flight: 3 })
+        for (let n = 0; n < 40; n++) expect((await api.post('/webhooks/events', { type: 'capped.tick', data: { n } })).status).toBe(201)
+        await eventually(() => capped.requests.length === 40, 10_000, 'every delivery')
+        expect(capped.maxConcurrent).toBeLessThanOrEqual(3)
+        expect(capped.maxConcurrent).toBeGreaterThan(1)
+      } finally {
+        await capped.close()
+      }
+    })
+  })
+
   describe('rate limits', () => {
     it('claims no more deliveries per second than the endpoint allows', async () => {
       const account = await createAccount(h.current)

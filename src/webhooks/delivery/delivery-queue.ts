@@ -71,7 +71,12 @@ export class DeliveryQueue {
     private readonly outbox: Outbox,
   ) {}
 
-  async claim(capacity: number, leaseMs: number): Promise<Claim> {
+  /**
+   * `finished` are deliveries whose attempts the caller has completed but not yet recorded: still leased in the
+   * table, but no longer in flight, so they don't count against their endpoint's cap. The next claim need not
+   * wait for their completion to be written.
+   */
+  async claim(capacity: number, leaseMs: number, finished: readonly string[] = []): Promise<Claim> {
     return transaction(this.db, async (tx) => {
       if (this.features.skipLocked) await sql`select pg_advisory_xact_lock(${CLAIM_LOCK})`.execute(tx.db)
       const now = this.clock.now()
@@ -79,16 +84,20 @@ export class DeliveryQueue {
       const candidates = await tx.db
         .selectFrom('webhook_endpoints as e')
         .select(['e.id', 'e.max_in_flight', 'e.rate_limit', 'e.rate_window_start', 'e.rate_window_count'])
-        .select((eb) =>
-          eb
+        .select((eb) => {
+          let leased = eb
             .selectFrom('webhook_deliveries as l')
             .select((count) => count.fn.countAll<number>().as('n'))
             .whereRef('l.endpoint_id', '=', 'e.id')
             .where('l.status', '=', 'pending')
             .where('l.next_attempt_at', '>', now)
             .where('l.lease_token', 'is not', null)
-            .as('in_flight'),
-        )
+          if (finished.length > 0) {
+            const done = jsonRows(this.features, { id: 'text' }, finished.map((id) => ({ id })))
+            leased = leased.where('l.id', 'not in', (sub) => sub.selectFrom(done.as('f')).select(sql.ref<string>('f.id').as('id')))
+          }
+          return leased.as('in_flight')
+        })
         .where('e.status', '=', 'active')
         // A disabled (suspended) account's deliveries wait until it is enabled again.
         .where((eb) => eb.exists(eb.selectFrom('accounts as a').select('a.id').whereRef('a.id', '=', 'e.account_id').where('a.status', '=', 'active')))

@@ -52,6 +52,8 @@ export class DeliveryWorker {
   #inFlight = 0
   readonly #sends = new Set<Promise<void>>()
   #completed: AttemptOutcome[] = []
+  /** The completions the flush under way is writing. */
+  #recording: readonly AttemptOutcome[] = []
   #flushTimer: NodeJS.Timeout | undefined
   #flushing: Promise<void> | undefined
 
@@ -143,7 +145,8 @@ export class DeliveryWorker {
   async #claim(): Promise<boolean> {
     const capacity = Math.min(this.options.concurrency - this.#inFlight, this.options.batch)
     if (capacity <= 0 || this.#stopped) return false
-    const { deliveries, rateLimited } = await this.queue.claim(capacity, this.options.leaseMs)
+    const unrecorded = [...this.#recording, ...this.#completed].map((outcome) => outcome.delivery.id)
+    const { deliveries, rateLimited } = await this.queue.claim(capacity, this.options.leaseMs, unrecorded)
     for (const delivery of deliveries) this.#send(delivery)
     // A full claim suggests more is due: claim again as soon as this pass ends.
     if (deliveries.length === capacity) this.#passWanted = true
@@ -196,6 +199,9 @@ export class DeliveryWorker {
     while (this.#flushing) await this.#flushing
     const batch = this.#completed.splice(0, FLUSH_BATCH)
     if (batch.length === 0) return
+    this.#recording = batch
+    // The claim need not wait for this write: it counts these attempts as finished (see DeliveryQueue.claim).
+    this.wake('deliveries')
     this.#flushing = this.queue
       .complete(batch)
       .then((finished) => {
@@ -207,11 +213,12 @@ export class DeliveryWorker {
       })
       .finally(() => {
         this.#flushing = undefined
+        this.#recording = []
       })
     await this.#flushing
     if (this.#completed.length > 0) this.#scheduleFlush()
-    // Slots are free again, and failed deliveries may be due at once.
-    this.wake('deliveries')
+    // Idle now: a pass looks for when the next retry is due, which this write may have set.
+    else if (this.#inFlight === 0) this.wake('deliveries')
   }
 
   async #scheduleNext(rateLimited: boolean): Promise<void> {
