@@ -6,7 +6,7 @@ import { looksLikeId, newId } from '../../platform/ids.js'
 import { decodeCursor, type Page, toPage } from '../../platform/pagination.js'
 import type { DB, EventsTable } from '../../platform/storage/schema.js'
 import { GroupCommit, type ItemOutcome } from '../../platform/storage/group-commit.js'
-import type { Tx } from '../../platform/storage/transaction.js'
+import { type Tx, transaction } from '../../platform/storage/transaction.js'
 import type { FanOut } from '../delivery/fan-out.js'
 import { BUILT_IN_EVENT_TYPES, type EventTypeDescription, isReservedType, isValidTypeName } from './event-types.js'
 
@@ -64,7 +64,7 @@ export class Events {
     private readonly clock: Clock,
     concurrentTransactions: number,
   ) {
-    this.#publishing = new GroupCommit(db, (tx, batch) => this.#publishBatch(tx, batch), { concurrency: concurrentTransactions, maxBatch: PUBLISH_BATCH })
+    this.#publishing = new GroupCommit((batch) => transaction(db, (tx) => this.#publishBatch(tx, batch)), { concurrency: concurrentTransactions, maxBatch: PUBLISH_BATCH })
   }
 
   publish(accountId: string, input: PublishInput): Promise<Published> {
