@@ -66,7 +66,7 @@ export function openWebhooks({ config, database, box, clock, log, notifications,
   return {
     endpoints,
     subscriptions: new Subscriptions(db, store, clock),
-    events: new Events(db, fanOut, clock, features.concurrentTransactions),
+    events: new Events(db, fanOut, clock, features),
     deliveries: new Deliveries(db, clock, wake),
     jobs,
     worker,

@@ -2,7 +2,7 @@ import { sql } from 'kysely'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { type Database, openDatabase } from '../../src/platform/storage/database.js'
 import { GroupCommit, type ItemOutcome } from '../../src/platform/storage/group-commit.js'
-import type { Tx } from '../../src/platform/storage/transaction.js'
+import { type Tx, transaction } from '../../src/platform/storage/transaction.js'
 import { type TestDatabase, createTestDatabase } from '../support/dialects.js'
 import { forEachDialect } from '../support/herald.js'
 
@@ -35,14 +35,14 @@ forEachDialect((dialect) => {
       const started = new Promise<void>((resolve) => (firstStarted = resolve))
       const released = new Promise<void>((resolve) => (releaseFirst = resolve))
       const commits = new GroupCommit(
-        opened.db,
-        async (tx: Tx, names: readonly string[]) => {
-          if (names.includes('a')) {
-            firstStarted()
-            await released
-          }
-          return writeNames(tx, names)
-        },
+        (names: readonly string[]) =>
+          transaction(opened.db, async (tx) => {
+            if (names.includes('a')) {
+              firstStarted()
+              await released
+            }
+            return writeNames(tx, names)
+          }),
         { concurrency: 1, maxBatch: 100 },
       )
       const first = [commits.submit('a'), commits.submit('b')]
@@ -58,14 +58,14 @@ forEachDialect((dialect) => {
       let inTransaction = 0
       let mostAtOnce = 0
       const commits = new GroupCommit(
-        opened.db,
-        async (tx: Tx, names: readonly string[]) => {
-          mostAtOnce = Math.max(mostAtOnce, ++inTransaction)
-          // Long enough for the other batch to start beside this one.
-          await new Promise((resolve) => setTimeout(resolve, 20))
-          inTransaction--
-          return writeNames(tx, names)
-        },
+        (names: readonly string[]) =>
+          transaction(opened.db, async (tx) => {
+            mostAtOnce = Math.max(mostAtOnce, ++inTransaction)
+            // Long enough for the other batch to start beside this one.
+            await new Promise((resolve) => setTimeout(resolve, 20))
+            inTransaction--
+            return writeNames(tx, names)
+          }),
         { concurrency: 2, maxBatch: 3 },
       )
       const names = Array.from({ length: 10 }, (_, index) => `n${String(index).padStart(2, '0')}`)
@@ -76,7 +76,7 @@ forEachDialect((dialect) => {
     })
 
     it('fails an item alone: its own error, or a statement it breaks, leaves the others of its batch written', async () => {
-      const commits = new GroupCommit(opened.db, writeNames, { concurrency: 1, maxBatch: 100 })
+      const commits = new GroupCommit((names: readonly string[]) => transaction(opened.db, (tx) => writeNames(tx, names)), { concurrency: 1, maxBatch: 100 })
       const first = commits.submit('first')
       await first
       const results = await Promise.allSettled([first, ...['ok1', 'bad', 'refused', 'ok2'].map((name) => commits.submit(name))])

@@ -158,6 +158,37 @@ forEachDialect((dialect) => {
       const deliveries = await settled(api, `endpoint_id=${endpoint.id}`, 32)
       expect(new Set(deliveries.map((delivery) => delivery.event_id))).toEqual(new Set([original.body.id, earlier.body.id, ...plain.map((answer) => answer.body.id)]))
     })
+
+    it('lets one of many publishes racing for a key create its event, in whichever batch it lands', async () => {
+      const account = await createAccount(h.current)
+      const api = await webhookApi(account, h.current.clock)
+      const endpoint = await subscribedEndpoint(api, receiver.current.url, ['race.*'])
+      // More than a batch holds (200), two bodies for one key, and plain publishes between them: the key is claimed
+      // by batches written side by side (PostgreSQL writes two at once), or again by a batch after the winner's.
+      const answers = await Promise.all(
+        Array.from({ length: 300 }, (_, index) =>
+          index % 3 === 2
+            ? api.post<EventView>('/webhooks/events', { type: 'race.plain', data: { index } })
+            : api.post<EventView | { code: string }>('/webhooks/events', { type: 'race.keyed', data: { side: index % 3 }, idempotency_key: 'race' }),
+        ),
+      )
+      const keyed = answers.filter((_, index) => index % 3 !== 2)
+      const plain = answers.filter((_, index) => index % 3 === 2) as Array<{ status: number; body: EventView }>
+      const created = keyed.filter((answer) => answer.status === 201) as Array<{ status: number; body: EventView }>
+      expect(created).toHaveLength(1)
+      const original = created[0]!.body
+      // Whichever body won, the others with it replay the original, and the other body conflicts with it.
+      const sameBody = (index: number) => index % 3 === original.data.side
+      expect(keyed.map((answer) => answer.status)).toEqual(answers.flatMap((answer, index) => (index % 3 === 2 ? [] : [answer === created[0] ? 201 : sameBody(index) ? 200 : 409])))
+      for (const [index, answer] of answers.entries()) if (index % 3 !== 2 && sameBody(index)) expect(answer.body).toEqual(original)
+      expect(plain.map((answer) => answer.status)).toEqual(plain.map(() => 201))
+
+      // One event and one delivery per publish that created one.
+      const keyedEvents = await api.get<Page<EventView>>('/webhooks/events?type=race.keyed')
+      expect(ids(keyedEvents.body.data)).toEqual([original.id])
+      const deliveries = await settled(api, `endpoint_id=${endpoint.id}`, 101)
+      expect(deliveries.map((delivery) => delivery.event_id).sort()).toEqual([original.id, ...plain.map((answer) => answer.body.id)].sort())
+    })
   })
 
   describe('secret rotation', () => {

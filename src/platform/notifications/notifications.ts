@@ -1,4 +1,4 @@
-import { sql } from 'kysely'
+import { type RawBuilder, sql } from 'kysely'
 import pg from 'pg'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Database } from '../storage/database.js'
@@ -14,6 +14,14 @@ const CHANNELS: readonly Channel[] = ['herald_cache', 'herald_webhooks']
 const RECONNECT_DELAY_MS = 1000
 
 type Handler = (payload: string) => void
+
+/** A signal sent by a write that is one autocommitting statement (see `Notifications.inStatement`). */
+export interface StatementSignal {
+  /** For the statement to evaluate: PostgreSQL's NOTIFY, sent when the statement commits. */
+  expression: RawBuilder<void>
+  /** Tells this process's handlers; for the caller to run once the statement has returned, if it evaluated `expression`. */
+  sent: () => void
+}
 
 /**
  * Signals that a transaction changed something, to this process and (on PostgreSQL) to every process sharing
@@ -49,6 +57,11 @@ export class Notifications {
   async send(tx: Tx, channel: Channel, payload: string): Promise<void> {
     if (this.database.features.notify) await sql`select pg_notify(${channel}, ${payload})`.execute(tx.db)
     tx.afterCommit(() => this.#dispatch(channel, payload))
+  }
+
+  /** `send` for a write that is one autocommitting statement rather than a transaction; PostgreSQL only. */
+  inStatement(channel: Channel, payload: string): StatementSignal {
+    return { expression: sql<void>`pg_notify(${channel}, ${payload})`, sent: () => this.#dispatch(channel, payload) }
   }
 
   /** Signals outside a transaction: other processes hear it at once. */

@@ -24,6 +24,11 @@ export interface DialectFeatures {
   concurrentTransactions: number
   /** How a JSON array of objects bound as one parameter is read as rows (see jsonRows). */
   jsonRows: 'jsonb_to_recordset' | 'json_each'
+  /**
+   * Data-modifying statements in WITH: related inserts can be one statement, which commits on its own in one
+   * round trip instead of a transaction's several (publishing, see publish-statement.ts).
+   */
+  writableCtes: boolean
 }
 
 export interface Database {
@@ -51,7 +56,7 @@ function openSqlite(filename: string): Database {
   const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(connection) }) })
   return {
     db,
-    features: { name: 'sqlite', notify: false, skipLocked: false, concurrentTransactions: 1, jsonRows: 'json_each' },
+    features: { name: 'sqlite', notify: false, skipLocked: false, concurrentTransactions: 1, jsonRows: 'json_each', writableCtes: false },
     close: () => db.destroy(),
   }
 }
@@ -96,7 +101,7 @@ function openPostgres(connectionString: string): Database {
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) })
   return {
     db,
-    features: { name: 'postgres', notify: true, skipLocked: true, concurrentTransactions: 2, jsonRows: 'jsonb_to_recordset' },
+    features: { name: 'postgres', notify: true, skipLocked: true, concurrentTransactions: 2, jsonRows: 'jsonb_to_recordset', writableCtes: true },
     postgres: poolConfig,
     close: () => db.destroy(),
   }

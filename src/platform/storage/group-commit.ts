@@ -1,12 +1,8 @@
-import type { Kysely } from 'kysely'
-import type { DB } from './schema.js'
-import { type Tx, transaction } from './transaction.js'
-
 /** What a batch's work answers for one of its items: a value, or an error for that item alone. */
 export type ItemOutcome<R> = { value: R } | { error: Error }
 
 export interface GroupCommitOptions {
-  /** Batches whose transactions may run at once; further items wait and go together in the next batch. */
+  /** Batches that may be committing at once; further items wait and go together in the next batch. */
   concurrency: number
   /** Items per batch at most. */
   maxBatch: number
@@ -15,13 +11,13 @@ export interface GroupCommitOptions {
 /**
  * Writes of one kind from concurrent requests, committed together. A batch starts once the event loop has taken
  * in what arrived with the first item (setImmediate: every request parsed in the same turn joins, and a lone
- * request waits for nothing else); under load, items queue while the running transactions commit and the next
- * batch takes them all. One transaction and one commit then serve many requests, and a commit's cost (its round
- * trips on PostgreSQL, its pages written to the WAL on SQLite) is what bounds single-row writes.
+ * request waits for nothing else); under load, items queue while the running batches commit and the next batch
+ * takes them all. One commit then serves many requests, and a commit's cost (its round trips on PostgreSQL, its
+ * pages written to the WAL on SQLite) is what bounds single-row writes.
  *
- * `work` gets the batch in submission order and answers one outcome per item, in the same order. If a batch's
- * transaction fails, nothing of it is written and each of its items is tried again in a transaction of its own,
- * so one item that can't be written fails alone rather than taking its neighbours with it.
+ * `commit` writes a batch atomically (in a transaction, or as one statement) and answers one outcome per item, in
+ * submission order. It must throw only when nothing of the batch was written: each item is then tried again in a
+ * batch of its own, so one item that can't be written fails alone rather than taking its neighbours with it.
  */
 export class GroupCommit<I, R> {
   readonly #waiting: Array<Waiting<I, R>> = []
@@ -29,8 +25,7 @@ export class GroupCommit<I, R> {
   #startScheduled = false
 
   constructor(
-    private readonly db: Kysely<DB>,
-    private readonly work: (tx: Tx, items: readonly I[]) => Promise<Array<ItemOutcome<R>>>,
+    private readonly commit: (items: readonly I[]) => Promise<Array<ItemOutcome<R>>>,
     private readonly options: GroupCommitOptions,
   ) {}
 
@@ -55,13 +50,13 @@ export class GroupCommit<I, R> {
     try {
       while (this.#waiting.length > 0) {
         const batch = this.#waiting.splice(0, this.options.maxBatch)
-        // More than a batch waits: the rest can go in a transaction of its own beside this one.
+        // More than a batch waits: the rest can go in a batch of its own beside this one.
         if (this.#waiting.length > 0) this.#startSoon()
         try {
-          await this.#commit(batch)
+          await this.#settle(batch)
         } catch (error) {
           if (batch.length === 1) batch[0]!.reject(error as Error)
-          else for (const entry of batch) await this.#commit([entry]).catch(entry.reject)
+          else for (const entry of batch) await this.#settle([entry]).catch(entry.reject)
         }
       }
     } finally {
@@ -69,8 +64,8 @@ export class GroupCommit<I, R> {
     }
   }
 
-  async #commit(batch: ReadonlyArray<Waiting<I, R>>): Promise<void> {
-    const outcomes = await transaction(this.db, (tx) => this.work(tx, batch.map((entry) => entry.item)))
+  async #settle(batch: ReadonlyArray<Waiting<I, R>>): Promise<void> {
+    const outcomes = await this.commit(batch.map((entry) => entry.item))
     batch.forEach((entry, index) => {
       const outcome = outcomes[index]!
       if ('error' in outcome) entry.reject(outcome.error)

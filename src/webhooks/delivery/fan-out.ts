@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely'
 import type { Clock } from '../../platform/clock.js'
+import type { StatementSignal } from '../../platform/notifications/notifications.js'
 import { newId } from '../../platform/ids.js'
 import type { DB, WebhookDeliveriesTable } from '../../platform/storage/schema.js'
 import { type Tx, transaction } from '../../platform/storage/transaction.js'
@@ -34,9 +35,28 @@ export class FanOut {
 
   /** Creates the deliveries of `events` in `tx`; answers how many. */
   async deliver(tx: Tx, events: readonly FannedEvent[], now: number): Promise<number> {
+    const rows = await this.#plan(tx.db, events, now)
+    for (let start = 0; start < rows.length; start += INSERT_CHUNK) {
+      await tx.db.insertInto('webhook_deliveries').values(rows.slice(start, start + INSERT_CHUNK)).execute()
+    }
+    if (needsWake(rows)) await this.wake.send(tx, 'deliveries')
+    return rows.length
+  }
+
+  /**
+   * `deliver` for a caller that writes everything in one statement of its own (PostgreSQL): the deliveries of
+   * `events` to insert, and the wake-up that statement must evaluate if it inserts a pending one.
+   */
+  async planForStatement(events: readonly FannedEvent[], now: number): Promise<{ rows: WebhookDeliveriesTable[]; wake: StatementSignal | undefined }> {
+    const rows = await this.#plan(this.db, events, now)
+    return { rows, wake: needsWake(rows) ? this.wake.inStatement('deliveries') : undefined }
+  }
+
+  /** One delivery per subscribed endpoint whose patterns match. `db` is the caller's transaction when there is one. */
+  async #plan(db: Kysely<DB>, events: readonly FannedEvent[], now: number): Promise<WebhookDeliveriesTable[]> {
     const rows: WebhookDeliveriesTable[] = []
     for (const event of events) {
-      const routes = await this.endpoints.routes(tx.db, event.account_id)
+      const routes = await this.endpoints.routes(db, event.account_id)
       const matched = new Map<string, boolean>()
       for (const route of routes) {
         if (route.patterns.some((pattern) => matchesPattern(pattern, event.type))) matched.set(route.endpointId, route.active)
@@ -61,11 +81,7 @@ export class FanOut {
         })
       }
     }
-    for (let start = 0; start < rows.length; start += INSERT_CHUNK) {
-      await tx.db.insertInto('webhook_deliveries').values(rows.slice(start, start + INSERT_CHUNK)).execute()
-    }
-    if (rows.some((row) => row.status === 'pending')) await this.wake.send(tx, 'deliveries')
-    return rows.length
+    return rows
   }
 
   /**
@@ -84,4 +100,9 @@ export class FanOut {
       return events.length
     })
   }
+}
+
+/** Held deliveries wait for their endpoint; only pending ones are work for a worker. */
+function needsWake(rows: readonly WebhookDeliveriesTable[]): boolean {
+  return rows.some((row) => row.status === 'pending')
 }

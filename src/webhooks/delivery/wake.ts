@@ -1,4 +1,4 @@
-import type { Notifications } from '../../platform/notifications/notifications.js'
+import type { Notifications, StatementSignal } from '../../platform/notifications/notifications.js'
 import type { Tx } from '../../platform/storage/transaction.js'
 
 /**
@@ -19,6 +19,11 @@ export class WakeSignal {
 
   send(tx: Tx, kind: WorkKind): Promise<void> {
     return this.notifications.send(tx, 'herald_webhooks', kind)
+  }
+
+  /** `send` for a write that is one autocommitting statement (see Notifications.inStatement). */
+  inStatement(kind: WorkKind): StatementSignal {
+    return this.notifications.inStatement('herald_webhooks', kind)
   }
 
   /** `kind` is undefined when anything may be waiting: signals sent while the listener was away are lost. */

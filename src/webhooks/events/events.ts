@@ -4,11 +4,14 @@ import { type Clock, toRfc3339 } from '../../platform/clock.js'
 import { ProblemError, notFound } from '../../platform/http/problems.js'
 import { looksLikeId, newId } from '../../platform/ids.js'
 import { decodeCursor, type Page, toPage } from '../../platform/pagination.js'
-import type { DB, EventsTable } from '../../platform/storage/schema.js'
+import type { DialectFeatures } from '../../platform/storage/database.js'
+import type { CustomEventTypesTable, DB, EventIdempotencyKeysTable, EventsTable } from '../../platform/storage/schema.js'
 import { GroupCommit, type ItemOutcome } from '../../platform/storage/group-commit.js'
-import type { Tx } from '../../platform/storage/transaction.js'
+import { type Tx, transaction } from '../../platform/storage/transaction.js'
 import type { FanOut } from '../delivery/fan-out.js'
 import { BUILT_IN_EVENT_TYPES, type EventTypeDescription, isReservedType, isValidTypeName } from './event-types.js'
+import { claimKeys } from './idempotency-keys.js'
+import { writePublishStatement } from './publish-statement.js'
 
 export interface EventView {
   id: string
@@ -48,11 +51,33 @@ interface PendingPublish {
   requestHash: string | null
 }
 
+/** A batch of publishes, with what each may write worked out before anything is. */
+interface Batch {
+  now: number
+  items: readonly PendingPublish[]
+  /** By position in `items`: the event each would create. */
+  rows: readonly EventsTable[]
+  views: readonly EventView[]
+  /** Each key's first publish in the batch, the one that claims it (by key name, see keyName). */
+  claimants: ReadonlyMap<string, number>
+  /** The claims, each key once, in key order (see claimKeys). */
+  claims: readonly EventIdempotencyKeysTable[]
+  /** The events written unless their key is already claimed: the keyless ones and the claimants'. */
+  candidates: readonly EventsTable[]
+}
+
+/** What a key's later publishes are compared with: the event that holds it, and the request that created it. */
+interface Original {
+  event: EventView
+  requestHash: string
+}
+
 /**
- * Events as callers publish and read them. A published event is stored and fanned out in one transaction, which
- * concurrent publishes share (see GroupCommit). An idempotency key makes a retried publish safe: within 24 hours
- * the same key and body answer with the original event and create nothing; the same key with another body is a
- * conflict. Each publish gets exactly the answer it would get if the batch's publishes ran one after another.
+ * Events as callers publish and read them. A published event is stored and fanned out atomically, together with
+ * concurrent publishes (see GroupCommit): in one statement on PostgreSQL (see publish-statement.ts), in one
+ * transaction on SQLite. An idempotency key makes a retried publish safe: within 24 hours the same key and body
+ * answer with the original event and create nothing; the same key with another body is a conflict. Each publish
+ * gets exactly the answer it would get if the batch's publishes ran one after another.
  */
 export class Events {
   readonly #knownCustomTypes = new Set<string>()
@@ -62,9 +87,12 @@ export class Events {
     private readonly db: Kysely<DB>,
     private readonly fanOut: FanOut,
     private readonly clock: Clock,
-    concurrentTransactions: number,
+    private readonly features: DialectFeatures,
   ) {
-    this.#publishing = new GroupCommit(db, (tx, batch) => this.#publishBatch(tx, batch), { concurrency: concurrentTransactions, maxBatch: PUBLISH_BATCH })
+    const commit = features.writableCtes
+      ? (items: readonly PendingPublish[]) => this.#publishInOneStatement(this.#batch(items))
+      : (items: readonly PendingPublish[]) => transaction(db, (tx) => this.#publishInTransaction(tx, this.#batch(items)))
+    this.#publishing = new GroupCommit(commit, { concurrency: features.concurrentTransactions, maxBatch: PUBLISH_BATCH })
   }
 
   publish(accountId: string, input: PublishInput): Promise<Published> {
@@ -79,9 +107,9 @@ export class Events {
     return this.#publishing.submit({ accountId, type: input.type, data: input.data, key, requestHash })
   }
 
-  async #publishBatch(tx: Tx, batch: readonly PendingPublish[]): Promise<Array<ItemOutcome<Published>>> {
+  #batch(items: readonly PendingPublish[]): Batch {
     const now = this.clock.now()
-    const rows = batch.map((item): EventsTable => ({
+    const rows = items.map((item): EventsTable => ({
       id: newId('evt', now),
       account_id: item.accountId,
       type: item.type,
@@ -91,90 +119,103 @@ export class Events {
       idempotency_key: item.key,
     }))
     // The caller's data goes back as given: no need to parse what was just serialised.
-    const views = rows.map((row, index) => eventView(row, batch[index]!.data))
-    const replays = await this.#claimKeys(tx, batch, rows, views, now)
-    const created = rows.filter((_row, index) => !replays.has(index))
-    if (created.length > 0) {
-      await tx.db.insertInto('events').values(created).execute()
-      await this.fanOut.deliver(tx, created, now)
-      await this.#recordCustomTypes(tx, created, now)
-    }
-    return views.map((event, index) => replays.get(index) ?? { value: { event, created: true } })
-  }
-
-  /**
-   * Claims the batch's idempotency keys, each unless a live claim exists (an expired one is taken over), in one
-   * statement, so two concurrent publishes with one key can't both win. Answers, by position in the batch, the
-   * publishes that replay an earlier event or conflict with it instead of creating one. A key given twice in
-   * one batch is claimed by its first publish; the later ones replay it.
-   */
-  async #claimKeys(tx: Tx, batch: readonly PendingPublish[], rows: readonly EventsTable[], views: readonly EventView[], now: number): Promise<Map<number, ItemOutcome<Published>>> {
+    const views = rows.map((row, index) => eventView(row, items[index]!.data))
+    // A key given twice in one batch is claimed by its first publish; the later ones replay it.
     const claimants = new Map<string, number>()
-    batch.forEach((item, index) => {
+    items.forEach((item, index) => {
       const name = keyName(item)
       if (name !== null && !claimants.has(name)) claimants.set(name, index)
     })
-    const answers = new Map<number, ItemOutcome<Published>>()
-    if (claimants.size === 0) return answers
-    // In key order, so concurrent batches lock the keys they share in the same order and never deadlock.
-    const claiming = [...claimants].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, index]) => index)
-    const claimed = await tx.db
-      .insertInto('event_idempotency_keys')
-      .values(claiming.map((index) => ({ account_id: batch[index]!.accountId, key: batch[index]!.key!, event_id: rows[index]!.id, request_hash: batch[index]!.requestHash!, expires_at: now + IDEMPOTENCY_WINDOW_MS })))
-      .onConflict((conflict) =>
-        conflict
-          .columns(['account_id', 'key'])
-          .doUpdateSet((eb) => ({ event_id: eb.ref('excluded.event_id'), request_hash: eb.ref('excluded.request_hash'), expires_at: eb.ref('excluded.expires_at') }))
-          .where('event_idempotency_keys.expires_at', '<=', now),
-      )
-      .returning('event_id')
-      .execute()
-    const won = new Set(claimed.map((row) => row.event_id))
-    // What each key's later publishes are compared with: the live claim's original, or this batch's winner.
-    const originals = new Map<string, { event: EventView; requestHash: string }>()
-    for (const [name, index] of claimants) {
-      if (won.has(rows[index]!.id)) originals.set(name, { event: views[index]!, requestHash: batch[index]!.requestHash! })
-    }
-    const lost = [...claimants].filter(([name]) => !originals.has(name))
-    if (lost.length > 0) {
-      const found = await tx.db
-        .selectFrom('event_idempotency_keys as k')
-        .innerJoin('events as e', 'e.id', 'k.event_id')
-        .select(['k.account_id as claim_account_id', 'k.key as claim_key', 'k.request_hash', 'e.id', 'e.account_id', 'e.type', 'e.data', 'e.created_at', 'e.fanned_out_at', 'e.idempotency_key'])
-        .where((eb) => eb.or(lost.map(([, index]) => eb.and([eb('k.account_id', '=', batch[index]!.accountId), eb('k.key', '=', batch[index]!.key!)]))))
-        .execute()
-      for (const { claim_account_id: accountId, claim_key: key, request_hash: requestHash, ...event } of found) {
-        originals.set(keyName({ accountId, key })!, { event: toView(event), requestHash })
-      }
-    }
-    batch.forEach((item, index) => {
-      const name = keyName(item)
-      if (name === null || won.has(rows[index]!.id)) return
-      const original = originals.get(name)
-      if (!original) throw new Error(`The idempotency key ${item.key} is claimed by an event that no longer exists`)
-      answers.set(
-        index,
-        original.requestHash === item.requestHash
-          ? { value: { event: original.event, created: false } }
-          : { error: new ProblemError('conflict', 'This idempotency_key was used within 24 hours with a different type or data') },
-      )
-    })
-    return answers
+    const claims = [...claimants]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([, index]) => ({ account_id: items[index]!.accountId, key: items[index]!.key!, event_id: rows[index]!.id, request_hash: items[index]!.requestHash!, expires_at: now + IDEMPOTENCY_WINDOW_MS }))
+    const claimantIndexes = new Set(claimants.values())
+    const candidates = rows.filter((row, index) => row.idempotency_key === null || claimantIndexes.has(index))
+    return { now, items, rows, views, claimants, claims, candidates }
   }
 
-  /** Remembers the types the account has published, for the event-type catalog; each once per process. */
-  async #recordCustomTypes(tx: Tx, events: readonly EventsTable[], now: number): Promise<void> {
-    const unknown = new Map<string, { account_id: string; name: string; first_published_at: number }>()
-    for (const event of events) {
-      const typeKey = `${event.account_id}:${event.type}`
-      if (!this.#knownCustomTypes.has(typeKey)) unknown.set(typeKey, { account_id: event.account_id, name: event.type, first_published_at: now })
+  async #publishInTransaction(tx: Tx, batch: Batch): Promise<Array<ItemOutcome<Published>>> {
+    const won = batch.claims.length === 0 ? new Set<string>() : new Set((await claimKeys(tx.db, batch.claims, batch.now).execute()).map((row) => row.event_id))
+    const created = written(batch, won)
+    if (created.length > 0) {
+      await tx.db.insertInto('events').values(created).execute()
+      await this.fanOut.deliver(tx, created, batch.now)
+      const types = this.#unknownTypes(created, batch.now)
+      if (types.length > 0) {
+        await tx.db.insertInto('custom_event_types').values(types).onConflict((c) => c.doNothing()).execute()
+        tx.afterCommit(() => this.#learnTypes(types))
+      }
     }
-    if (unknown.size === 0) return
-    await tx.db.insertInto('custom_event_types').values([...unknown.values()]).onConflict((c) => c.doNothing()).execute()
-    tx.afterCommit(() => {
-      if (this.#knownCustomTypes.size + unknown.size > KNOWN_TYPES_LIMIT) this.#knownCustomTypes.clear()
-      for (const typeKey of unknown.keys()) this.#knownCustomTypes.add(typeKey)
+    return this.#answers(tx.db, batch, won)
+  }
+
+  /**
+   * Once the statement has returned, the batch is committed: nothing after it may throw, or GroupCommit would
+   * write its publishes a second time.
+   */
+  async #publishInOneStatement(batch: Batch): Promise<Array<ItemOutcome<Published>>> {
+    const deliveries = await this.fanOut.planForStatement(batch.candidates, batch.now)
+    const types = this.#unknownTypes(batch.candidates, batch.now)
+    const { claimed, woke } = await writePublishStatement(this.db, this.features, {
+      now: batch.now,
+      claims: batch.claims,
+      events: batch.candidates,
+      deliveries: deliveries.rows,
+      types,
+      wake: deliveries.wake?.expression,
     })
+    if (woke) deliveries.wake?.sent()
+    const created = written(batch, claimed)
+    if (types.length > 0) {
+      const createdTypes = new Set(created.map(typeKey))
+      this.#learnTypes(types.filter((type) => createdTypes.has(typeKey({ account_id: type.account_id, type: type.name }))))
+    }
+    return this.#answers(this.db, batch, claimed)
+  }
+
+  /**
+   * Each publish's answer, given the claims won (by event id): its own event, or for a key claimed before, a replay
+   * of the original or a conflict with it. Never throws: an original that can't be read fails its publishes alone.
+   */
+  async #answers(db: Kysely<DB>, batch: Batch, won: ReadonlySet<string>): Promise<Array<ItemOutcome<Published>>> {
+    const originals = new Map<string, Original>()
+    for (const [name, index] of batch.claimants) {
+      if (won.has(batch.rows[index]!.id)) originals.set(name, { event: batch.views[index]!, requestHash: batch.items[index]!.requestHash! })
+    }
+    const lost = [...batch.claimants.keys()].filter((name) => !originals.has(name))
+    let unreadable: Error | undefined
+    if (lost.length > 0) {
+      try {
+        for (const [name, original] of await readOriginals(db, lost.map((name) => batch.items[batch.claimants.get(name)!]!))) originals.set(name, original)
+      } catch (error) {
+        unreadable = error as Error
+      }
+    }
+    return batch.items.map((item, index) => {
+      const name = keyName(item)
+      if (name === null || won.has(batch.rows[index]!.id)) return { value: { event: batch.views[index]!, created: true } }
+      const original = originals.get(name)
+      if (!original) return { error: unreadable ?? new Error(`The idempotency key ${item.key} is claimed by an event that no longer exists`) }
+      return original.requestHash === item.requestHash
+        ? { value: { event: original.event, created: false } }
+        : { error: new ProblemError('conflict', 'This idempotency_key was used within 24 hours with a different type or data') }
+    })
+  }
+
+  /** The custom types of `events` this process doesn't know to be recorded, for the event-type catalog; in key order. */
+  #unknownTypes(events: readonly EventsTable[], now: number): CustomEventTypesTable[] {
+    const unknown = new Map<string, CustomEventTypesTable>()
+    for (const event of events) {
+      const key = typeKey(event)
+      if (!this.#knownCustomTypes.has(key)) unknown.set(key, { account_id: event.account_id, name: event.type, first_published_at: now })
+    }
+    return [...unknown].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, type]) => type)
+  }
+
+  /** Remembers types as recorded once they have committed, so each is written once per process. */
+  #learnTypes(types: readonly CustomEventTypesTable[]): void {
+    if (this.#knownCustomTypes.size + types.length > KNOWN_TYPES_LIMIT) this.#knownCustomTypes.clear()
+    for (const type of types) this.#knownCustomTypes.add(typeKey({ account_id: type.account_id, type: type.name }))
   }
 
   async get(accountId: string, eventId: string): Promise<EventView> {
@@ -226,4 +267,24 @@ function canonicalJson(value: unknown): string {
 /** The idempotency key's identity: keys are per account. */
 function keyName(item: { accountId: string; key: string | null }): string | null {
   return item.key === null ? null : `${item.accountId}\n${item.key}`
+}
+
+function typeKey(event: Pick<EventsTable, 'account_id' | 'type'>): string {
+  return `${event.account_id}:${event.type}`
+}
+
+/** The events a batch writes, given the claims won (by event id). */
+function written(batch: Batch, won: ReadonlySet<string>): EventsTable[] {
+  return batch.candidates.filter((row) => row.idempotency_key === null || won.has(row.id))
+}
+
+/** The originals of keys this batch lost, by key name. */
+async function readOriginals(db: Kysely<DB>, items: readonly PendingPublish[]): Promise<Map<string, Original>> {
+  const found = await db
+    .selectFrom('event_idempotency_keys as k')
+    .innerJoin('events as e', 'e.id', 'k.event_id')
+    .select(['k.account_id as claim_account_id', 'k.key as claim_key', 'k.request_hash', 'e.id', 'e.account_id', 'e.type', 'e.data', 'e.created_at', 'e.fanned_out_at', 'e.idempotency_key'])
+    .where((eb) => eb.or(items.map((item) => eb.and([eb('k.account_id', '=', item.accountId), eb('k.key', '=', item.key!)]))))
+    .execute()
+  return new Map(found.map(({ claim_account_id: accountId, claim_key: key, request_hash: requestHash, ...event }) => [keyName({ accountId, key })!, { event: toView(event), requestHash }]))
 }
