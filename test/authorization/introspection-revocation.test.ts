@@ -211,6 +211,17 @@ forEachDialect((dialect) => {
       expect((await call(`${account.base}/keys`, 'GET', { token: await managementToken(account, 'herald:keys:write') })).status).toBe(200)
     })
 
+    it('answers each of many concurrent management requests by its own token, revoked or not', async () => {
+      const managementClient = admin(account)
+      const revoked = await managementToken(account, 'herald:keys:write')
+      const live = await managementToken(account, 'herald:keys:write')
+      await oidc.tokenRevocation(await configFor(account, managementClient), revoked)
+      // Concurrent requests share one revocation lookup: every answer must still be for its own token.
+      const tokens = Array.from({ length: 30 }, (_, n) => (n % 3 === 0 ? revoked : live))
+      const answers = await Promise.all(tokens.map((token) => call(`${account.base}/keys`, 'GET', { token })))
+      expect(answers.map((answer) => answer.status)).toEqual(tokens.map((token) => (token === revoked ? 401 : 200)))
+    })
+
     it('is idempotent: a second revocation answers 200 and records nothing more', async () => {
       const token = await issue(account, api)
       const { jti } = decodeJwt(token)

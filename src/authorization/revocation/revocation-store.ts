@@ -1,8 +1,20 @@
-import type { Kysely } from 'kysely'
+import { type Kysely, sql } from 'kysely'
 import type { RevocationLookup } from '../../platform/access-tokens/access-token-verifier.js'
 import type { Outbox } from '../../platform/events/outbox.js'
+import { Batcher, type ItemOutcome } from '../../platform/storage/batcher.js'
+import type { DialectFeatures } from '../../platform/storage/database.js'
+import { jsonRows } from '../../platform/storage/json-rows.js'
 import type { DB } from '../../platform/storage/schema.js'
 import { transaction } from '../../platform/storage/transaction.js'
+
+interface TokenKey {
+  account_id: string
+  jti: string
+}
+
+/** Revocation lookups running at once, each for every question that arrived meanwhile. */
+const LOOKUP_CONCURRENCY = 4
+const LOOKUP_BATCH = 200
 
 export interface RevokedToken {
   jti: string
@@ -23,19 +35,31 @@ export const PRUNE_GRACE_MS = 60_000
  * endpoint writes it; pruning deletes what has expired.
  */
 export class TokenRevocations implements RevocationLookup {
+  /**
+   * Every management request asks, and a revocation must count at once, so answers are never cached; the
+   * questions of concurrent requests share one query instead (on PostgreSQL, one round trip for a whole batch).
+   */
+  readonly #lookups: Batcher<TokenKey, boolean>
+
   constructor(
     private readonly db: Kysely<DB>,
+    features: DialectFeatures,
     private readonly outbox: Outbox,
-  ) {}
+  ) {
+    this.#lookups = new Batcher((keys) => this.#lookUp(features, keys), { concurrency: LOOKUP_CONCURRENCY, maxBatch: LOOKUP_BATCH })
+  }
 
-  async isRevoked(accountId: string, jti: string): Promise<boolean> {
-    const row = await this.db
-      .selectFrom('token_revocations')
-      .select('jti')
-      .where('account_id', '=', accountId)
-      .where('jti', '=', jti)
-      .executeTakeFirst()
-    return row !== undefined
+  isRevoked(accountId: string, jti: string): Promise<boolean> {
+    return this.#lookups.submit({ account_id: accountId, jti })
+  }
+
+  async #lookUp(features: DialectFeatures, keys: readonly TokenKey[]): Promise<Array<ItemOutcome<boolean>>> {
+    const asked = jsonRows(features, { account_id: 'text', jti: 'text' }, keys)
+    const { rows } = await sql<TokenKey>`
+      select r.account_id, r.jti from token_revocations as r
+      join ${asked} as k on k.account_id = r.account_id and k.jti = r.jti`.execute(this.db)
+    const revoked = new Set(rows.map((row) => `${row.account_id}\n${row.jti}`))
+    return keys.map((key) => ({ value: revoked.has(`${key.account_id}\n${key.jti}`) }))
   }
 
   /**

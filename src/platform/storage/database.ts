@@ -17,7 +17,7 @@ export interface DialectFeatures {
   /** `FOR UPDATE SKIP LOCKED` lets several processes claim rows without blocking each other. */
   skipLocked: boolean
   /**
-   * Batched transactions of one kind worth running at once (see GroupCommit). SQLite has one connection. On
+   * Batched transactions of one kind worth running at once (see Batcher). SQLite has one connection. On
    * PostgreSQL two: one batch is written while the other commits; more would only split the same requests into
    * smaller batches, each paying its own round trips (measured with `npm run bench -- deliveries`).
    */

@@ -6,7 +6,7 @@ import { looksLikeId, newId } from '../../platform/ids.js'
 import { decodeCursor, type Page, toPage } from '../../platform/pagination.js'
 import type { DialectFeatures } from '../../platform/storage/database.js'
 import type { CustomEventTypesTable, DB, EventIdempotencyKeysTable, EventsTable } from '../../platform/storage/schema.js'
-import { GroupCommit, type ItemOutcome } from '../../platform/storage/group-commit.js'
+import { Batcher, type ItemOutcome } from '../../platform/storage/batcher.js'
 import { type Tx, transaction } from '../../platform/storage/transaction.js'
 import type { FanOut } from '../delivery/fan-out.js'
 import { BUILT_IN_EVENT_TYPES, type EventTypeDescription, isReservedType, isValidTypeName } from './event-types.js'
@@ -74,14 +74,14 @@ interface Original {
 
 /**
  * Events as callers publish and read them. A published event is stored and fanned out atomically, together with
- * concurrent publishes (see GroupCommit): in one statement on PostgreSQL (see publish-statement.ts), in one
+ * concurrent publishes (see Batcher): in one statement on PostgreSQL (see publish-statement.ts), in one
  * transaction on SQLite. An idempotency key makes a retried publish safe: within 24 hours the same key and body
  * answer with the original event and create nothing; the same key with another body is a conflict. Each publish
  * gets exactly the answer it would get if the batch's publishes ran one after another.
  */
 export class Events {
   readonly #knownCustomTypes = new Set<string>()
-  readonly #publishing: GroupCommit<PendingPublish, Published>
+  readonly #publishing: Batcher<PendingPublish, Published>
 
   constructor(
     private readonly db: Kysely<DB>,
@@ -92,7 +92,7 @@ export class Events {
     const commit = features.writableCtes
       ? (items: readonly PendingPublish[]) => this.#publishInOneStatement(this.#batch(items))
       : (items: readonly PendingPublish[]) => transaction(db, (tx) => this.#publishInTransaction(tx, this.#batch(items)))
-    this.#publishing = new GroupCommit(commit, { concurrency: features.concurrentTransactions, maxBatch: PUBLISH_BATCH })
+    this.#publishing = new Batcher(commit, { concurrency: features.concurrentTransactions, maxBatch: PUBLISH_BATCH })
   }
 
   publish(accountId: string, input: PublishInput): Promise<Published> {
@@ -150,7 +150,7 @@ export class Events {
   }
 
   /**
-   * Once the statement has returned, the batch is committed: nothing after it may throw, or GroupCommit would
+   * Once the statement has returned, the batch is committed: nothing after it may throw, or Batcher would
    * write its publishes a second time.
    */
   async #publishInOneStatement(batch: Batch): Promise<Array<ItemOutcome<Published>>> {

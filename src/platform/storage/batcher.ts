@@ -1,32 +1,33 @@
 /** What a batch's work answers for one of its items: a value, or an error for that item alone. */
 export type ItemOutcome<R> = { value: R } | { error: Error }
 
-export interface GroupCommitOptions {
-  /** Batches that may be committing at once; further items wait and go together in the next batch. */
+export interface BatcherOptions {
+  /** Batches that may be running at once; further items wait and go together in the next batch. */
   concurrency: number
   /** Items per batch at most. */
   maxBatch: number
 }
 
 /**
- * Writes of one kind from concurrent requests, committed together. A batch starts once the event loop has taken
- * in what arrived with the first item (setImmediate: every request parsed in the same turn joins, and a lone
- * request waits for nothing else); under load, items queue while the running batches commit and the next batch
- * takes them all. One commit then serves many requests, and a commit's cost (its round trips on PostgreSQL, its
- * pages written to the WAL on SQLite) is what bounds single-row writes.
+ * Database work of one kind from concurrent requests, done together: one statement or transaction serves many
+ * requests, and its fixed cost (round trips on PostgreSQL, pages written to the WAL on SQLite) is what bounds
+ * single-row work. For writes this is group commit; reads that every request makes (a revocation check) batch the
+ * same way. A batch starts once the event loop has taken in what arrived with the first item (setImmediate: every
+ * request parsed in the same turn joins, and a lone request waits for nothing else); under load, items queue
+ * while the running batches finish and the next batch takes them all.
  *
- * `commit` writes a batch atomically (in a transaction, or as one statement) and answers one outcome per item, in
+ * `run` does a batch atomically (in a transaction, or as one statement) and answers one outcome per item, in
  * submission order. It must throw only when nothing of the batch was written: each item is then tried again in a
  * batch of its own, so one item that can't be written fails alone rather than taking its neighbours with it.
  */
-export class GroupCommit<I, R> {
+export class Batcher<I, R> {
   readonly #waiting: Array<Waiting<I, R>> = []
   #running = 0
   #startScheduled = false
 
   constructor(
-    private readonly commit: (items: readonly I[]) => Promise<Array<ItemOutcome<R>>>,
-    private readonly options: GroupCommitOptions,
+    private readonly run: (items: readonly I[]) => Promise<Array<ItemOutcome<R>>>,
+    private readonly options: BatcherOptions,
   ) {}
 
   submit(item: I): Promise<R> {
@@ -65,7 +66,7 @@ export class GroupCommit<I, R> {
   }
 
   async #settle(batch: ReadonlyArray<Waiting<I, R>>): Promise<void> {
-    const outcomes = await this.commit(batch.map((entry) => entry.item))
+    const outcomes = await this.run(batch.map((entry) => entry.item))
     batch.forEach((entry, index) => {
       const outcome = outcomes[index]!
       if ('error' in outcome) entry.reject(outcome.error)

@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { type Database, openDatabase } from '../../src/platform/storage/database.js'
-import { GroupCommit, type ItemOutcome } from '../../src/platform/storage/group-commit.js'
+import { Batcher, type ItemOutcome } from '../../src/platform/storage/batcher.js'
 import { type Tx, transaction } from '../../src/platform/storage/transaction.js'
 import { type TestDatabase, createTestDatabase } from '../support/dialects.js'
 import { forEachDialect } from '../support/herald.js'
@@ -13,7 +13,7 @@ async function writeNames(tx: Tx, names: readonly string[]): Promise<Array<ItemO
 }
 
 forEachDialect((dialect) => {
-  describe('group commit', () => {
+  describe('Batcher', () => {
     let database: TestDatabase
     let opened: Database
 
@@ -34,7 +34,7 @@ forEachDialect((dialect) => {
       let firstStarted = () => {}
       const started = new Promise<void>((resolve) => (firstStarted = resolve))
       const released = new Promise<void>((resolve) => (releaseFirst = resolve))
-      const commits = new GroupCommit(
+      const commits = new Batcher(
         (names: readonly string[]) =>
           transaction(opened.db, async (tx) => {
             if (names.includes('a')) {
@@ -57,7 +57,7 @@ forEachDialect((dialect) => {
     it('keeps batches within maxBatch and runs up to `concurrency` of them at once', async () => {
       let inTransaction = 0
       let mostAtOnce = 0
-      const commits = new GroupCommit(
+      const commits = new Batcher(
         (names: readonly string[]) =>
           transaction(opened.db, async (tx) => {
             mostAtOnce = Math.max(mostAtOnce, ++inTransaction)
@@ -76,7 +76,7 @@ forEachDialect((dialect) => {
     })
 
     it('fails an item alone: its own error, or a statement it breaks, leaves the others of its batch written', async () => {
-      const commits = new GroupCommit((names: readonly string[]) => transaction(opened.db, (tx) => writeNames(tx, names)), { concurrency: 1, maxBatch: 100 })
+      const commits = new Batcher((names: readonly string[]) => transaction(opened.db, (tx) => writeNames(tx, names)), { concurrency: 1, maxBatch: 100 })
       const first = commits.submit('first')
       await first
       const results = await Promise.allSettled([first, ...['ok1', 'bad', 'refused', 'ok2'].map((name) => commits.submit(name))])
