@@ -25,8 +25,6 @@ export const DEFAULT_WORKER_OPTIONS: WorkerOptions = { concurrency: 256, batch: 
 
 /** Completions written per flush at most; more wait for the next one. */
 const FLUSH_BATCH = 1000
-/** A claim starts once this fraction (1/n) of the concurrency has come free, without waiting for a flush. */
-const REFILL_DIVISOR = 4
 /** After a failed pass (the database went away), wait this long before the next. */
 const ERROR_BACKOFF_MS = 1000
 /**
@@ -52,8 +50,6 @@ export class DeliveryWorker {
   #coalescing = false
   #timer: NodeJS.Timeout | undefined
   #inFlight = 0
-  /** Attempts that ended since the last claim began. */
-  #freedSinceClaim = 0
   readonly #sends = new Set<Promise<void>>()
   #completed: AttemptOutcome[] = []
   /** The completions the flush under way is writing. */
@@ -147,7 +143,6 @@ export class DeliveryWorker {
 
   /** Claims what the free concurrency allows and starts sending; answers whether a rate limit held any back. */
   async #claim(): Promise<boolean> {
-    this.#freedSinceClaim = 0
     const capacity = Math.min(this.options.concurrency - this.#inFlight, this.options.batch)
     if (capacity <= 0 || this.#stopped) return false
     const unrecorded = [...this.#recording, ...this.#completed].map((outcome) => outcome.delivery.id)
@@ -173,8 +168,6 @@ export class DeliveryWorker {
           this.#completed.push(outcome)
         }
         this.#scheduleFlush()
-        // Enough slots are free to be worth a claim now rather than at the next flush.
-        if (++this.#freedSinceClaim >= this.options.concurrency / REFILL_DIVISOR) this.wake('deliveries')
       })
     this.#sends.add(sending)
   }
