@@ -10,7 +10,8 @@ export interface AccessTokenInput {
   subject: string
   client: RegisteredClient
   audience: string
-  scopes: readonly string[]
+  /** The granted scopes, space-separated as in the `scope` claim (RFC 9068 §2.2.3). */
+  scope: string
   settings: AccountSettings
   keys: AccountKeys | undefined
   nowMs: number
@@ -41,7 +42,7 @@ export function issueAccessToken(input: AccessTokenInput): IssuedAccessToken {
     // randomUUID draws from Node's entropy cache: 122 random bits without a syscall per token.
     jti: randomUUID(),
     client_id: input.client.id,
-    scope: input.scopes.join(' '),
+    scope: input.scope,
   })
   return { token, expiresIn }
 }

@@ -38,7 +38,9 @@ export const OAuthErrorSchema = Type.Object({
   error_description: Type.Optional(Type.String()),
 })
 
-export function resourcesOf(body: TokenRequestBody): string[] {
-  if (body.resource === undefined) return []
+const NO_RESOURCES: readonly string[] = Object.freeze([])
+
+export function resourcesOf(body: TokenRequestBody): readonly string[] {
+  if (body.resource === undefined) return NO_RESOURCES
   return Array.isArray(body.resource) ? body.resource : [body.resource]
 }
