@@ -37,7 +37,7 @@ function readClientCredentials(authorization: string | undefined, body: Credenti
     if (body.client_id !== undefined && body.client_id !== basic.clientId) {
       throw new OAuthError('invalid_request', 'client_id in the body does not match the Authorization header')
     }
-    return { method: 'client_secret_basic', ...basic }
+    return { method: 'client_secret_basic', clientId: basic.clientId, secret: basic.secret }
   }
   if (body.client_id !== undefined && body.client_secret !== undefined) {
     return { method: 'client_secret_post', clientId: body.client_id, secret: body.client_secret }

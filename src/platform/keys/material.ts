@@ -1,4 +1,13 @@
-import { type JsonWebKey, type KeyObject, createPrivateKey, createPublicKey, generateKeyPairSync, sign } from 'node:crypto'
+import {
+  type JsonWebKey,
+  type KeyObject,
+  type SignKeyObjectInput,
+  type SignPrivateKeyInput,
+  createPrivateKey,
+  createPublicKey,
+  generateKeyPairSync,
+  sign,
+} from 'node:crypto'
 import type { JWK } from 'jose'
 import type { SigningAlg } from '../storage/schema.js'
 
@@ -48,14 +57,20 @@ function encodedHeader(signer: JwtSigner, typ: string): string {
   return header
 }
 
+/** The sign options of each key, made once: an options object per token is garbage on the token endpoint's path. */
+const signOptions = new WeakMap<JwtSigner, SignKeyObjectInput | SignPrivateKeyInput | KeyObject>()
+
+function signOptionsOf(signer: JwtSigner): SignKeyObjectInput | SignPrivateKeyInput | KeyObject {
+  let options = signOptions.get(signer)
+  if (options === undefined) {
+    // JWS ES256 signatures are the raw r||s pair (RFC 7518 §3.4), not DER.
+    options = signer.alg === 'ES256' ? { key: signer.privateKey, dsaEncoding: 'ieee-p1363' } : signer.privateKey
+    signOptions.set(signer, options)
+  }
+  return options
+}
+
 export function signJwt(signer: JwtSigner, typ: string, payload: object): string {
-  const header = encodedHeader(signer, typ)
-  const body = Buffer.from(JSON.stringify(payload)).toString('base64url')
-  const input = `${header}.${body}`
-  // JWS ES256 signatures are the raw r||s pair (RFC 7518 §3.4), not DER.
-  const signature =
-    signer.alg === 'ES256'
-      ? sign('sha256', Buffer.from(input), { key: signer.privateKey, dsaEncoding: 'ieee-p1363' })
-      : sign('sha256', Buffer.from(input), signer.privateKey)
-  return `${input}.${signature.toString('base64url')}`
+  const input = `${encodedHeader(signer, typ)}.${Buffer.from(JSON.stringify(payload)).toString('base64url')}`
+  return `${input}.${sign('sha256', Buffer.from(input), signOptionsOf(signer)).toString('base64url')}`
 }
