@@ -42,6 +42,11 @@ export interface Claim {
   deliveries: ClaimedDelivery[]
   /** An endpoint had due deliveries its rate limit held back: look again when the next second starts. */
   rateLimited: boolean
+  /**
+   * Due deliveries may have been left for lack of room (an endpoint's in-flight cap, or `capacity`): claim again
+   * as soon as attempts end. When false, the claim took everything that was due.
+   */
+  capped: boolean
 }
 
 /** Serialises claims across processes on PostgreSQL, so per-endpoint caps count every process's leases. */
@@ -108,10 +113,15 @@ export class DeliveryQueue {
 
       let remaining = capacity
       let rateLimited = false
+      let capped = candidates.length > ENDPOINTS_PER_CLAIM
       const takes: Array<{ endpointId: string; take: number; rate: { used: number } | null }> = []
       for (const endpoint of shuffle(candidates).slice(0, ENDPOINTS_PER_CLAIM)) {
-        if (remaining === 0) break
+        if (remaining === 0) {
+          capped = true
+          break
+        }
         let allowance = endpoint.max_in_flight - Number(endpoint.in_flight ?? 0)
+        if (allowance <= 0) capped = true
         let rate: { used: number } | null = null
         if (endpoint.rate_limit !== null) {
           const used = endpoint.rate_window_start === second ? endpoint.rate_window_count : 0
@@ -124,7 +134,7 @@ export class DeliveryQueue {
         takes.push({ endpointId: endpoint.id, take, rate })
         remaining -= take
       }
-      if (takes.length === 0) return { deliveries: [], rateLimited }
+      if (takes.length === 0) return { deliveries: [], rateLimited, capped }
 
       const picks = takes.map(({ endpointId, take }, index) =>
         tx.db
@@ -150,7 +160,7 @@ export class DeliveryQueue {
         .where('d.id', 'in', picked)
       if (this.features.skipLocked) rowsQuery = rowsQuery.modifyEnd(sql`for update of d skip locked`)
       const rows = await rowsQuery.execute()
-      if (rows.length === 0) return { deliveries: [], rateLimited }
+      if (rows.length === 0) return { deliveries: [], rateLimited, capped }
 
       const leaseToken = randomUUID()
       const leased = jsonRows(this.features, { id: 'text' }, rows.map((row) => ({ id: row.id })))
@@ -176,9 +186,13 @@ export class DeliveryQueue {
           .execute()
       }
 
+      const claimedOf = new Map<string, number>()
+      for (const row of rows) claimedOf.set(row.endpoint_id, (claimedOf.get(row.endpoint_id) ?? 0) + 1)
+      // An endpoint that got all it asked for may have had more due.
+      if (takes.some(({ endpointId, take }) => claimedOf.get(endpointId) === take)) capped = true
       for (const { endpointId, rate } of takes) {
         if (rate === null) continue
-        const claimed = rows.filter((row) => row.endpoint_id === endpointId).length
+        const claimed = claimedOf.get(endpointId) ?? 0
         await tx.db.updateTable('webhook_endpoints').set({ rate_window_start: second, rate_window_count: rate.used + claimed }).where('id', '=', endpointId).execute()
       }
 
@@ -195,7 +209,7 @@ export class DeliveryQueue {
           leaseToken,
         }),
       )
-      return { deliveries, rateLimited }
+      return { deliveries, rateLimited, capped }
     })
   }
 

@@ -52,6 +52,8 @@ export class DeliveryWorker {
   #inFlight = 0
   readonly #sends = new Set<Promise<void>>()
   #completed: AttemptOutcome[] = []
+  /** The last claim left due deliveries for lack of room. */
+  #capped = false
   /** The completions the flush under way is writing. */
   #recording: readonly AttemptOutcome[] = []
   #flushTimer: NodeJS.Timeout | undefined
@@ -144,9 +146,14 @@ export class DeliveryWorker {
   /** Claims what the free concurrency allows and starts sending; answers whether a rate limit held any back. */
   async #claim(): Promise<boolean> {
     const capacity = Math.min(this.options.concurrency - this.#inFlight, this.options.batch)
-    if (capacity <= 0 || this.#stopped) return false
+    if (this.#stopped) return false
+    if (capacity <= 0) {
+      this.#capped = true
+      return false
+    }
     const unrecorded = [...this.#recording, ...this.#completed].map((outcome) => outcome.delivery.id)
-    const { deliveries, rateLimited } = await this.queue.claim(capacity, this.options.leaseMs, unrecorded)
+    const { deliveries, rateLimited, capped } = await this.queue.claim(capacity, this.options.leaseMs, unrecorded)
+    this.#capped = capped
     for (const delivery of deliveries) this.#send(delivery)
     // A full claim suggests more is due: claim again as soon as this pass ends.
     if (deliveries.length === capacity) this.#passWanted = true
@@ -200,8 +207,9 @@ export class DeliveryWorker {
     const batch = this.#completed.splice(0, FLUSH_BATCH)
     if (batch.length === 0) return
     this.#recording = batch
-    // The claim need not wait for this write: it counts these attempts as finished (see DeliveryQueue.claim).
-    this.wake('deliveries')
+    // What the last claim had to leave can go out now, without waiting for this write: the claim counts these
+    // attempts as finished (see DeliveryQueue.claim).
+    if (this.#capped) this.wake('deliveries')
     this.#flushing = this.queue
       .complete(batch)
       .then((finished) => {
