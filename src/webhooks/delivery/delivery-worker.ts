@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { Clock } from '../../platform/clock.js'
 import type { EndpointStore } from '../endpoints/endpoint-store.js'
 import type { WebhookMetrics } from '../metrics.js'
-import type { AttemptOutcome, ClaimedDelivery, DeliveryQueue } from './delivery-queue.js'
+import { type AttemptOutcome, type ClaimedDelivery, type DeliveryQueue, isSuccess } from './delivery-queue.js'
 import type { FanOut } from './fan-out.js'
 import type { RecoveryJobs } from './recovery-jobs.js'
 import type { Sender } from './sender.js'
@@ -52,6 +52,8 @@ export class DeliveryWorker {
   #inFlight = 0
   readonly #sends = new Set<Promise<void>>()
   #completed: AttemptOutcome[] = []
+  /** A flush since the last look at the next due time recorded an attempt that failed: a retry may be due. */
+  #retriesScheduled = false
   /** The last claim left due deliveries for lack of room. */
   #capped = false
   /** The completions the flush under way is writing. */
@@ -210,6 +212,7 @@ export class DeliveryWorker {
     // What the last claim had to leave can go out now, without waiting for this write: the claim counts these
     // attempts as finished (see DeliveryQueue.claim).
     if (this.#capped) this.wake('deliveries')
+    if (batch.some((outcome) => !isSuccess(outcome.responseStatus))) this.#retriesScheduled = true
     this.#flushing = this.queue
       .complete(batch)
       .then((finished) => {
@@ -225,8 +228,8 @@ export class DeliveryWorker {
       })
     await this.#flushing
     if (this.#completed.length > 0) this.#scheduleFlush()
-    // Idle now: a pass looks for when the next retry is due, which this write may have set.
-    else if (this.#inFlight === 0) this.wake('deliveries')
+    // Idle now: a pass looks for when the next retry is due, if a write since the last look scheduled one.
+    else if (this.#inFlight === 0 && this.#retriesScheduled) this.wake('deliveries')
   }
 
   async #scheduleNext(rateLimited: boolean): Promise<void> {
@@ -234,9 +237,10 @@ export class DeliveryWorker {
     const now = this.clock.now()
     let delay = this.options.idlePollMs
     if (rateLimited) delay = 1000 - (now % 1000)
-    // With attempts in flight, their flush starts the next pass, which looks for the next due time then: no
-    // query per pass while the worker is busy.
+    // With attempts in flight, the flush that leaves the worker idle starts a pass that looks for the next due
+    // time then, if a failed attempt may have scheduled a retry: no query per pass while the worker is busy.
     else if (this.#inFlight === 0) {
+      this.#retriesScheduled = false
       const due = await this.queue.nextDueAt()
       // Something due that this pass could not claim (caps held by other processes): a signal or the poll brings it.
       if (due !== null && due > now) delay = Math.min(due - now, delay)
