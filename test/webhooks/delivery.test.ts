@@ -181,6 +181,29 @@ forEachDialect((dialect) => {
     })
   })
 
+  describe('a success between failures', () => {
+    it('ends the run of failures, so the endpoint is not disabled for the failures before it', async () => {
+      const account = await createAccount(h.current)
+      const api = await webhookApi(account, h.current.clock)
+      expect((await api.patch('/settings', { webhook_disable_after: 3600, webhook_retry_schedule: [1800, 1800, 1800] })).status).toBe(200)
+      const endpoint = await subscribedEndpoint(api, receiver.current.url, ['a.*'])
+      receiver.current.respond = () => ({ status: 500 })
+      const failing = await api.post<{ id: string }>('/webhooks/events', { type: 'a.failing', data: {} })
+      await deliveryOf(api, `event_id=${failing.body.id}`, (d) => d.attempt_count === 1)
+      h.current.clock.advanceSeconds(2400)
+      await deliveryOf(api, `event_id=${failing.body.id}`, (d) => d.attempt_count === 2)
+      receiver.current.respond = () => ({ status: 204 })
+      const fine = await api.post<{ id: string }>('/webhooks/events', { type: 'a.fine', data: {} })
+      await deliveryOf(api, `event_id=${fine.body.id}`, (d) => d.status === 'succeeded')
+      receiver.current.respond = () => ({ status: 500 })
+      // 4,800 s after the first failure, but only the first failure since the success.
+      h.current.clock.advanceSeconds(2400)
+      await deliveryOf(api, `event_id=${failing.body.id}`, (d) => d.attempt_count === 3)
+      const after = await api.get<{ status: string }>(`/webhooks/endpoints/${endpoint.id}`)
+      expect(after.body.status).toBe('active')
+    })
+  })
+
   describe('deleting an endpoint', () => {
     it('cancels its undelivered deliveries, which stay listed', async () => {
       const account = await createAccount(h.current)
