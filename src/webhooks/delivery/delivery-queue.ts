@@ -81,7 +81,7 @@ export class DeliveryQueue {
    * table, but no longer in flight, so they don't count against their endpoint's cap. The next claim need not
    * wait for their completion to be written.
    */
-  async claim(capacity: number, leaseMs: number, finished: readonly string[] = []): Promise<Claim> {
+  async claim(capacity: number, leaseMs: number, finished: readonly string[]): Promise<Claim> {
     return transaction(this.db, async (tx) => {
       if (this.features.skipLocked) await sql`select pg_advisory_xact_lock(${CLAIM_LOCK})`.execute(tx.db)
       const now = this.clock.now()
@@ -331,9 +331,14 @@ export class DeliveryQueue {
     const { rows } = await sql<{ id: string }>`
       with applied as (${this.#applyQuery(plans)}),
       attempts as (${this.#attemptsInsert(plans.map((plan) => plan.outcome), sql`a.delivery_id in (select id from applied)`)}),
-      recovered as (update webhook_endpoints set failing_since = null where id in (select endpoint_id from applied) and failing_since is not null)
+      recovered as (${this.#endFailureRuns(this.db, sql<string>`(select endpoint_id from applied)`)})
       select id from applied`.execute(this.db)
     return rows.map(() => ({ status: 'succeeded' }))
+  }
+
+  /** A success ends its endpoint's run of failures. */
+  #endFailureRuns(db: Kysely<DB>, endpointIds: readonly string[] | RawBuilder<string>) {
+    return db.updateTable('webhook_endpoints').set({ failing_since: null }).where('id', 'in', endpointIds).where('failing_since', 'is not', null)
   }
 
   /**
@@ -345,9 +350,7 @@ export class DeliveryQueue {
     const failing = new Set(plans.filter((plan) => plan.status !== 'succeeded').map((plan) => plan.outcome.delivery.endpointId))
     for (const id of succeeded) failing.delete(id)
     const gone = new Set(plans.filter((plan) => plan.outcome.responseStatus === 410).map((plan) => plan.outcome.delivery.endpointId))
-    if (succeeded.size > 0) {
-      await tx.db.updateTable('webhook_endpoints').set({ failing_since: null }).where('id', 'in', [...succeeded]).where('failing_since', 'is not', null).execute()
-    }
+    if (succeeded.size > 0) await this.#endFailureRuns(tx.db, [...succeeded]).execute()
     if (failing.size === 0) return
     await tx.db.updateTable('webhook_endpoints').set({ failing_since: now }).where('id', 'in', [...failing]).where('failing_since', 'is', null).execute()
     const rows = await tx.db.selectFrom('webhook_endpoints').selectAll().where('id', 'in', [...failing]).where('status', '=', 'active').execute()
