@@ -2,9 +2,11 @@
 // one process, pinned to one core) delivering to a bare node:http receiver that answers 204 at once (its own
 // process, on the other core, beside this load generator). Per dialect:
 //
-//   drain       N events published while the endpoint is disabled (their deliveries `held`), then the endpoint
-//               enabled, which releases them; time from the enable's answer until all N deliveries are
-//               `succeeded`, counted in the database by this process (the release's time is reported beside it)
+//   drain       after a warm-up (deliveries to another endpoint, so the delivery path is compiled and its
+//               connections open), N events published while the endpoint is disabled (their deliveries `held`),
+//               then the endpoint enabled, which releases them; time from the enable's answer until all N
+//               deliveries are `succeeded` in the database (progress is watched at the receiver, the database
+//               asked once all N have arrived; the release's time is reported beside it)
 //   publish     autocannon POSTing /webhooks/events (endpoint disabled: each publish stores an event and a held
 //               delivery, and nothing is sent), req/s, p50, p99
 //   latency     publishes at a steady 1,000 events/s to an active endpoint; publish-to-receive time of each
@@ -61,8 +63,8 @@ const PG_POOL = 10
 
 const GOALS = { drainPerSecond: 20_000, drainShareOfHttpFloor: 0.4, publishPostgres: 5000, latencyP99Ms: 100 }
 
-const FULL = { events: 20_000, drainTimeoutS: 120, publishWarmupS: 3, publishS: 10, latencyS: 10, httpFloorS: 5, txFloorS: 3 }
-const QUICK = { quick: true, events: 2000, drainTimeoutS: 30, publishWarmupS: 1, publishS: 3, latencyS: 3, httpFloorS: 2, txFloorS: 1 }
+const FULL = { events: 20_000, warmupDeliveries: 5000, drainTimeoutS: 120, publishWarmupS: 3, publishS: 10, latencyS: 10, httpFloorS: 5, txFloorS: 3 }
+const QUICK = { quick: true, events: 2000, warmupDeliveries: 500, drainTimeoutS: 30, publishWarmupS: 1, publishS: 3, latencyS: 3, httpFloorS: 2, txFloorS: 1 }
 
 export const USAGE = `Usage: npm run bench -- deliveries [--quick] [--dialect sqlite|postgres] [--events N] [--profile]
 
@@ -152,7 +154,13 @@ async function runDialect({ dialect, database, receiverOrigin, plan, work, profi
     const hookUrl = `${receiverOrigin}/hook`
     reader = await database.reader(api.accountId)
 
-    // 1. Drain: N held deliveries, then the endpoint enabled.
+    // 1. Drain: N held deliveries, then the endpoint enabled. First a warm-up on another endpoint, so the
+    //    drain measures the delivery path as a running Herald has it (compiled, connections to the receiver
+    //    open) rather than its first second after start.
+    const warmEndpoint = await api.createEndpoint(hookUrl)
+    await publishMany(api, plan.warmupDeliveries, PRELOAD_CONNECTIONS)
+    await waitForSucceeded(reader, warmEndpoint, plan.warmupDeliveries, plan.drainTimeoutS)
+    await api.call('DELETE', `/webhooks/endpoints/${warmEndpoint}`, undefined, 204)
     const drainEndpoint = await api.createEndpoint(hookUrl)
     await api.call('PATCH', `/webhooks/endpoints/${drainEndpoint}`, { status: 'disabled' }, 200)
     const preload = await publishMany(api, plan.events, PRELOAD_CONNECTIONS)
@@ -160,7 +168,7 @@ async function runDialect({ dialect, database, receiverOrigin, plan, work, profi
     if (held !== plan.events) throw new Error(`expected ${plan.events} held deliveries after the pre-load, found ${held}`)
     console.log(`pre-load: ${plan.events} events published (endpoint disabled) in ${preload.seconds.toFixed(1)} s, ${preload.rps.toFixed(0)}/s with ${PRELOAD_CONNECTIONS} in flight`)
     await quiet()
-    result.drain = await drain({ api, reader, endpointId: drainEndpoint, n: plan.events, herald, timeoutS: plan.drainTimeoutS, windows })
+    result.drain = await drain({ api, reader, receiverOrigin, endpointId: drainEndpoint, n: plan.events, herald, timeoutS: plan.drainTimeoutS, windows })
 
     // 2. Publish API rate: the endpoint disabled, so each publish stores an event and a held delivery.
     await api.call('PATCH', `/webhooks/endpoints/${drainEndpoint}`, { status: 'disabled' }, 200)
@@ -226,7 +234,11 @@ function nowUs() {
   return Number(process.hrtime.bigint() / 1000n)
 }
 
-async function drain({ api, reader, endpointId, n, herald, timeoutS, windows }) {
+async function drain({ api, reader, receiverOrigin, endpointId, n, herald, timeoutS, windows }) {
+  // Progress is watched at the receiver, which counts what arrives at no cost to Herald or the database; only
+  // once all N have arrived is the database asked, until it records all N `succeeded`. (Counting them in the
+  // database every few milliseconds throughout took a large share of PostgreSQL's CPU, on Herald's core.)
+  const arrivedBefore = (await control(receiverOrigin, 'GET', '/__control/stats')).received
   // Enabling the endpoint releases its N held deliveries in one statement; once that has committed, the queue
   // is loaded and the drain starts (the worker is woken by the same commit).
   const enabling = performance.now()
@@ -237,18 +249,18 @@ async function drain({ api, reader, endpointId, n, herald, timeoutS, windows }) 
   const enableSeconds = (started - enabling) / 1000
   const deadline = started + timeoutS * 1000
   const progress = []
-  let done = 0
+  let arrived = 0
   let nextMark = 1000
-  while (performance.now() < deadline) {
-    done = await reader.count(endpointId, 'succeeded')
-    const at = performance.now() - started
-    if (at >= nextMark) {
-      progress.push(done)
+  while (arrived < n && performance.now() < deadline) {
+    arrived = (await control(receiverOrigin, 'GET', '/__control/stats')).received - arrivedBefore
+    if (performance.now() - started >= nextMark) {
+      progress.push(arrived)
       nextMark += 1000
     }
-    if (done >= n) break
-    await sleep(20)
+    if (arrived < n) await sleep(10)
   }
+  let done = 0
+  while (performance.now() < deadline && (done = await reader.count(endpointId, 'succeeded')) < n) await sleep(5)
   const seconds = (performance.now() - started) / 1000
   windows.drain = { fromUs, toUs: nowUs() }
   const usage = cpu.end()
@@ -258,9 +270,17 @@ async function drain({ api, reader, endpointId, n, herald, timeoutS, windows }) 
   console.log(
     `drain: ${n} deliveries succeeded in ${seconds.toFixed(2)} s = ${rate.toFixed(0)}/s, after the enable released them in ${enableSeconds.toFixed(2)} s; Herald CPU ${pct(usage.serverCpu)} ` +
       `(${perCpuSecond ? `${(1e6 / perCpuSecond).toFixed(0)} µs per delivery` : 'n/a'}), others on core ${SERVER_CORE} ${pct(usage.othersOnServerCore)}` +
-      (progress.length > 0 ? `; succeeded after each second: ${progress.join(', ')}` : ''),
+      (progress.length > 0 ? `; arrived at the receiver after each second: ${progress.join(', ')}` : ''),
   )
   return { n, seconds, rate, enableSeconds, perCpuSecond, ...usage }
+}
+
+async function waitForSucceeded(reader, endpointId, n, timeoutS) {
+  const deadline = performance.now() + timeoutS * 1000
+  while ((await reader.count(endpointId, 'succeeded')) < n) {
+    if (performance.now() > deadline) throw new Error(`warm-up: ${n} deliveries did not succeed within ${timeoutS} s`)
+    await sleep(50)
+  }
 }
 
 /** Publishes `n` events with `connections` in flight; answers the rate. */
