@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto'
-import { type Kysely, type RawBuilder, sql } from 'kysely'
+import { type Expression, type Kysely, type RawBuilder, type Updateable, sql } from 'kysely'
 import type { Clock } from '../../platform/clock.js'
 import type { Outbox } from '../../platform/events/outbox.js'
 import type { SettingsStore } from '../../platform/settings/settings.js'
 import type { DialectFeatures } from '../../platform/storage/database.js'
-import type { DB, DeliveryStatus } from '../../platform/storage/schema.js'
+import type { DB, DeliveryStatus, WebhookDeliveriesTable } from '../../platform/storage/schema.js'
 import { jsonRows } from '../../platform/storage/json-rows.js'
 import { type Tx, transaction } from '../../platform/storage/transaction.js'
 import type { EndpointStore } from '../endpoints/endpoint-store.js'
@@ -152,23 +152,9 @@ export class DeliveryQueue {
           .select('id'),
       )
       const picked = picks.slice(1).reduce((union, pick) => union.unionAll(pick), picks[0]!)
-      // The event's payload comes with each row: one statement for what the attempts need.
-      let rowsQuery = tx.db
-        .selectFrom('webhook_deliveries as d')
-        .innerJoin('events as e', 'e.id', 'd.event_id')
-        .select(['d.id', 'd.account_id', 'd.endpoint_id', 'd.event_id', 'd.event_type', 'd.attempt_count', 'd.lease_token', 'd.leased_at', 'e.data', 'e.created_at'])
-        .where('d.id', 'in', picked)
-      if (this.features.skipLocked) rowsQuery = rowsQuery.modifyEnd(sql`for update of d skip locked`)
-      const rows = await rowsQuery.execute()
-      if (rows.length === 0) return { deliveries: [], rateLimited, capped }
-
       const leaseToken = randomUUID()
-      const leased = jsonRows(this.features, { id: 'text' }, rows.map((row) => ({ id: row.id })))
-      await tx.db
-        .updateTable('webhook_deliveries')
-        .set({ lease_token: leaseToken, leased_at: now, next_attempt_at: now + leaseMs })
-        .where('id', 'in', (eb) => eb.selectFrom(leased.as('l')).select(sql.ref<string>('l.id').as('id')))
-        .execute()
+      const rows = await this.#lease(tx, picked.$asScalar(), { lease_token: leaseToken, leased_at: now, next_attempt_at: now + leaseMs })
+      if (rows.length === 0) return { deliveries: [], rateLimited, capped }
 
       // A lease that ran out: the worker holding it is gone, and whether its attempt reached the receiver is
       // unknown. It counts as an attempt, recorded as such, and the delivery is tried again at once.
@@ -211,6 +197,41 @@ export class DeliveryQueue {
       )
       return { deliveries, rateLimited, capped }
     })
+  }
+
+  /**
+   * Leases the picked deliveries; answers each as it was before (a previous lease means a lost attempt), with its
+   * event's payload, which the attempt needs. On PostgreSQL this is one statement: the rows are locked (SKIP LOCKED
+   * leaves a row another transaction is changing to a later claim), leased, and read back with their events.
+   */
+  async #lease(tx: Tx, picked: Expression<string>, lease: Pick<Updateable<WebhookDeliveriesTable>, 'lease_token' | 'leased_at' | 'next_attempt_at'>) {
+    const columns = ['id', 'account_id', 'endpoint_id', 'event_id', 'event_type', 'attempt_count', 'lease_token', 'leased_at'] as const
+    if (this.features.writableCtes) {
+      return tx.db
+        .with('d', (db) => {
+          const rows = db.selectFrom('webhook_deliveries').select(columns).where('id', 'in', picked)
+          return this.features.skipLocked ? rows.forUpdate().skipLocked() : rows
+        })
+        .with('leased', (db) => db.updateTable('webhook_deliveries').set(lease).where('id', 'in', (eb) => eb.selectFrom('d').select('d.id')))
+        .selectFrom('d')
+        .innerJoin('events as e', 'e.id', 'd.event_id')
+        .select([...columns.map((column) => `d.${column}` as const), 'e.data', 'e.created_at'])
+        .execute()
+    }
+    const rows = await tx.db
+      .selectFrom('webhook_deliveries as d')
+      .innerJoin('events as e', 'e.id', 'd.event_id')
+      .select([...columns.map((column) => `d.${column}` as const), 'e.data', 'e.created_at'])
+      .where('d.id', 'in', picked)
+      .execute()
+    if (rows.length === 0) return rows
+    const leased = jsonRows(this.features, { id: 'text' }, rows.map((row) => ({ id: row.id })))
+    await tx.db
+      .updateTable('webhook_deliveries')
+      .set(lease)
+      .where('id', 'in', (eb) => eb.selectFrom(leased.as('l')).select(sql.ref<string>('l.id').as('id')))
+      .execute()
+    return rows
   }
 
   /**
