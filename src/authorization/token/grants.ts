@@ -27,6 +27,17 @@ export interface TokenResponse {
   scope: string
 }
 
+/**
+ * A token response as JSON text, written out directly instead of by the route's response serializer, which
+ * would scan the ~600-character token for characters to escape on every request although none can occur: the
+ * token is base64url segments joined by dots (signJwt), token_type is a constant, expires_in an integer (both
+ * lifetimes it is the lesser of are integers by schema), and scope is space-separated RFC 6749 §3.3 scope-tokens,
+ * which exclude '"', '\' and control characters (scope-policy.ts checks every requested and registered scope).
+ */
+export function tokenResponseJson(response: TokenResponse): string {
+  return `{"access_token":"${response.access_token}","token_type":"${response.token_type}","expires_in":${response.expires_in},"scope":"${response.scope}"}`
+}
+
 export type GrantHandler = (context: GrantContext) => Promise<TokenResponse> | TokenResponse
 
 /** RFC 6749 §4.4: the client acts on its own behalf, so it is the token's subject. */

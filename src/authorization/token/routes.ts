@@ -6,8 +6,10 @@ import type { AccountSettings, SettingsStore } from '../../platform/settings/set
 import type { Clock } from '../../platform/clock.js'
 import type { ClientAuthentication } from './client-authentication.js'
 import type { RegisteredClient } from '../clients/client-store.js'
-import { GRANTS, type GrantHandler } from './grants.js'
+import { GRANTS, type GrantHandler, tokenResponseJson } from './grants.js'
 import { OAUTH_BODY_LIMIT, OAuthErrorSchema, TokenRequestBody, TokenResponseSchema, resourcesOf } from './token-request.js'
+
+const JSON_CONTENT_TYPE = 'application/json; charset=utf-8'
 
 export interface TokenRouteDeps {
   clientAuthentication: ClientAuthentication
@@ -44,7 +46,12 @@ export function tokenRoutes(app: App, deps: TokenRouteDeps): void {
       return andThen(client, (authenticated) => {
         const grant = allowedGrant(authenticated, body.grant_type)
         return andThen(signingContext(deps, account.id), ({ settings, keys }) =>
-          grant({ account, issuer, client: authenticated, settings, keys, body, resources: resourcesOf(body), nowMs: deps.clock.now() }),
+          andThen(grant({ account, issuer, client: authenticated, settings, keys, body, resources: resourcesOf(body), nowMs: deps.clock.now() }), (response) => {
+            // Written by tokenResponseJson, under the content type Fastify's serializer path sets; only on success,
+            // so an error answer is serialized by the error schemas as before.
+            reply.type(JSON_CONTENT_TYPE).serializer(tokenResponseJson)
+            return response
+          }),
         )
       })
     },
