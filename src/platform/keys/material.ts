@@ -70,7 +70,8 @@ function signOptionsOf(signer: JwtSigner): SignKeyObjectInput | SignPrivateKeyIn
   return options
 }
 
-export function signJwt(signer: JwtSigner, typ: string, payload: object): string {
-  const input = `${encodedHeader(signer, typ)}.${Buffer.from(JSON.stringify(payload)).toString('base64url')}`
+/** A compact JWS of `payloadJson`, the claims already as JSON text. */
+export function signJwt(signer: JwtSigner, typ: string, payloadJson: string): string {
+  const input = `${encodedHeader(signer, typ)}.${Buffer.from(payloadJson).toString('base64url')}`
   return `${input}.${sign('sha256', Buffer.from(input), signOptionsOf(signer)).toString('base64url')}`
 }
