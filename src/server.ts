@@ -28,6 +28,26 @@ import { subscriptionRoutes } from './webhooks/subscriptions/routes.js'
 /** JSON bodies larger than this are refused unless a route sets its own limit. */
 const DEFAULT_BODY_LIMIT = 64 * 1024
 
+/**
+ * `herald worker`'s HTTP server (on `HERALD_WORKER_PORT`): health checks and the metrics of this process, whose
+ * attempt counters and histograms no other process can report.
+ */
+export async function buildWorkerServer(herald: Herald): Promise<App> {
+  const app = Fastify({ loggerInstance: herald.log, childLoggerFactory: requestLoggerFactory, return503OnClosing: true }).withTypeProvider<TypeBoxTypeProvider>()
+  installErrorHandling(app)
+  operationsRoutes(app, herald)
+  return app
+}
+
+/** What every Herald process answers: liveness, readiness and Prometheus metrics. */
+function operationsRoutes(app: App, herald: Herald): void {
+  healthRoutes(app, herald.database.db)
+  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
+    const { registry } = herald.webhooks.metrics
+    return reply.type(registry.contentType).send(await registry.metrics())
+  })
+}
+
 /** Builds the HTTP server without listening, so tests and `herald serve` run the very same app. */
 export async function buildServer(herald: Herald): Promise<App> {
   const app = Fastify({
@@ -67,11 +87,7 @@ export async function buildServer(herald: Herald): Promise<App> {
   })
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
 
-  healthRoutes(app, herald.database.db)
-  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
-    const { registry } = herald.webhooks.metrics
-    return reply.type(registry.contentType).send(await registry.metrics())
-  })
+  operationsRoutes(app, herald)
 
   const { operatorToken } = herald.config
   if (operatorToken) {

@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import { openHerald } from '../herald.js'
 import type { Config } from '../platform/config.js'
 import { createLogger } from '../platform/logger.js'
-import { buildServer } from '../server.js'
+import { buildServer, buildWorkerServer } from '../server.js'
 
 /**
  * Runs the API and the delivery workers until SIGTERM or SIGINT, then stops accepting, lets in-flight requests
@@ -21,13 +21,19 @@ export async function serve(config: Config): Promise<number> {
   return 0
 }
 
-/** Runs delivery workers only, for deployments that scale delivery apart from the API (PostgreSQL). */
+/**
+ * Runs delivery workers only, for deployments that scale delivery apart from the API (PostgreSQL); with
+ * `HERALD_WORKER_PORT`, also answers `/healthz`, `/readyz` and `/metrics` there.
+ */
 export async function work(config: Config): Promise<number> {
   const log = createLogger(config.logLevel)
   const herald = await openHerald({ config, log })
+  const server = config.workerPort === undefined ? undefined : await buildWorkerServer(herald)
+  await server?.listen({ port: config.workerPort, host: config.host })
   herald.webhooks.worker.start()
-  log.info(`Herald is delivering webhooks from ${describeDatabase(config)}`)
+  log.info(`Herald is delivering webhooks from ${describeDatabase(config)}${server ? `; health and metrics on port ${config.workerPort}` : ''}`)
   await untilStopped(log)
+  await server?.close()
   await herald.close()
   return 0
 }

@@ -102,10 +102,13 @@ describe('loadConfig', () => {
     expect(problemsOf({ DATABASE_URL: 'mysql://db.example/herald' })).toEqual([expect.stringMatching(/DATABASE_URL/)])
   })
 
-  it('accepts only a port from 0 to 65535 and a known LOG_LEVEL', () => {
+  it('accepts only ports from 0 to 65535 and a known LOG_LEVEL', () => {
     expect(loadConfig({ PORT: '0' }).port).toBe(0)
     expect(loadConfig({ PORT: '65535' }).port).toBe(65535)
     for (const port of ['65536', '-1', '80.5', 'abc', '1e3']) expect(problemsOf({ PORT: port }), port).toEqual([expect.stringMatching(/PORT/)])
+    expect(loadConfig({}).workerPort).toBeUndefined()
+    expect(loadConfig({ HERALD_WORKER_PORT: '9464' }).workerPort).toBe(9464)
+    for (const port of ['65536', 'abc']) expect(problemsOf({ HERALD_WORKER_PORT: port }), port).toEqual([expect.stringMatching(/HERALD_WORKER_PORT/)])
     expect(loadConfig({ LOG_LEVEL: 'debug' }).logLevel).toBe('debug')
     expect(problemsOf({ LOG_LEVEL: 'loud' })).toEqual([expect.stringMatching(/LOG_LEVEL.*loud/)])
   })

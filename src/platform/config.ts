@@ -10,6 +10,8 @@ export type DatabaseConfig =
 
 export interface Config {
   port: number
+  /** `HERALD_WORKER_PORT`: where `herald worker` answers health checks and serves its metrics; none when unset. */
+  workerPort: number | undefined
   host: string
   /** Origin of every issuer, without a trailing slash. */
   publicUrl: string
@@ -33,6 +35,8 @@ export class ConfigError extends Error {
   }
 }
 
+const PORT_RANGE = { default: 8080, minimum: 0, maximum: 65535 }
+
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 export const DEFAULT_SQLITE_FILE = path.join('data', 'herald.db')
 /** Long enough that guessing is hopeless; the operator token is compared in constant time. */
@@ -48,7 +52,8 @@ export function loadConfig(env: Env = process.env): Config {
   const problems: string[] = []
   const production = env.NODE_ENV === 'production'
 
-  const port = parsePort(env.PORT, problems)
+  const port = parseInteger('PORT', env.PORT, PORT_RANGE, problems)
+  const workerPort = nonEmpty(env.HERALD_WORKER_PORT) === undefined ? undefined : parseInteger('HERALD_WORKER_PORT', env.HERALD_WORKER_PORT, PORT_RANGE, problems)
   const host = nonEmpty(env.HOST) ?? '0.0.0.0'
   const publicUrl = parsePublicUrl(env.PUBLIC_URL, port, production, problems)
   const database = parseDatabaseUrl(env.DATABASE_URL, problems)
@@ -88,6 +93,7 @@ export function loadConfig(env: Env = process.env): Config {
   if (problems.length > 0) throw new ConfigError(problems)
   return {
     port,
+    workerPort,
     host,
     publicUrl,
     database,
@@ -123,17 +129,6 @@ function parseBoolean(name: string, value: string | undefined, problems: string[
 function nonEmpty(value: string | undefined): string | undefined {
   const trimmed = value?.trim()
   return trimmed ? trimmed : undefined
-}
-
-function parsePort(value: string | undefined, problems: string[]): number {
-  const text = nonEmpty(value)
-  if (text === undefined) return 8080
-  const port = Number(text)
-  if (!/^\d+$/.test(text) || port > 65535) {
-    problems.push(`PORT must be an integer from 0 to 65535 (got "${text}")`)
-    return 8080
-  }
-  return port
 }
 
 function parsePublicUrl(value: string | undefined, port: number, production: boolean, problems: string[]): string {

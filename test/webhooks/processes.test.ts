@@ -3,7 +3,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { sql } from 'kysely'
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest'
-import { startHerald, type TestHerald } from '../support/herald.js'
+import { freePort, startHerald, type TestHerald } from '../support/herald.js'
 import { createAccount } from '../support/http.js'
 import { eventually, Receiver } from '../support/receiver.js'
 import { LOCAL_DELIVERY, subscribedEndpoint, type WebhookApi, webhookApi } from './support.js'
@@ -13,8 +13,8 @@ const EVENTS = 2000
 /** Short attempts, so a killed worker's leases (twice this) run out within the test. */
 const ATTEMPT_TIMEOUT_MS = 2000
 
-/** `herald worker` as its own process on the test's PostgreSQL database. */
-function spawnWorker(h: TestHerald): ChildProcess {
+/** `herald worker` as its own process on the test's PostgreSQL database; `env` adds settings. */
+function spawnWorker(h: TestHerald, env: Record<string, string> = {}): ChildProcess {
   if (h.herald.config.database.dialect !== 'postgres') throw new Error('worker processes share PostgreSQL')
   const child = spawn(process.execPath, [MAIN, 'worker'], {
     env: {
@@ -25,6 +25,7 @@ function spawnWorker(h: TestHerald): ChildProcess {
       HERALD_WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8',
       HERALD_WEBHOOK_TIMEOUT_MS: String(ATTEMPT_TIMEOUT_MS),
       LOG_LEVEL: 'warn',
+      ...env,
     },
     stdio: ['ignore', 'ignore', 'pipe'],
   })
@@ -136,7 +137,7 @@ describe.runIf(postgres)('delivery workers as separate processes on PostgreSQL',
     expect(lost.every((attempt) => attempt.response_status === null)).toBe(true)
   }, 120_000)
 
-  it('shares the work between two workers without attempting a delivery twice at once', async () => {
+  it('shares the work between two workers without attempting a delivery twice at once, each reporting its own attempts', async () => {
     const inFlight = new Set<string>()
     const overlaps: string[] = []
     receiver = await Receiver.start((request) => {
@@ -147,7 +148,8 @@ describe.runIf(postgres)('delivery workers as separate processes on PostgreSQL',
       return { status: 204, delayMs: 5 }
     })
     const { api, endpointId, eventIds } = await heldBacklog()
-    workers.push(spawnWorker(h), spawnWorker(h))
+    const ports = [await freePort(), await freePort()]
+    workers.push(...ports.map((port) => spawnWorker(h, { HERALD_WORKER_PORT: String(port), HOST: '127.0.0.1' })))
     expect((await api.patch(`/webhooks/endpoints/${endpointId}`, { status: 'active' })).status).toBe(200)
 
     await eventually(async () => (await statusCounts(h, endpointId)).succeeded === EVENTS, 60_000, 'every delivery to succeed')
@@ -158,5 +160,22 @@ describe.runIf(postgres)('delivery workers as separate processes on PostgreSQL',
     expect(received).toHaveLength(EVENTS)
     const { rows } = await sql<{ count: number }>`select count(*)::int as count from webhook_attempts a join webhook_deliveries d on d.id = a.delivery_id where d.endpoint_id = ${endpointId}`.execute(h.herald.database.db)
     expect(rows[0]!.count).toBe(EVENTS)
+
+    // Each worker reports its own attempts on HERALD_WORKER_PORT, so together they account for every one.
+    const reported = await Promise.all(
+      ports.map(async (port) => {
+        expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200)
+        const metrics = await fetch(`http://127.0.0.1:${port}/metrics`)
+        expect(metrics.headers.get('content-type')).toMatch(/^text\/plain/)
+        return successfulAttempts(await metrics.text())
+      }),
+    )
+    expect(reported[0]! + reported[1]!).toBe(EVENTS)
   }, 120_000)
 })
+
+/** The `herald_webhook_attempts_total{outcome="2xx"}` sample of a Prometheus text exposition; 0 when absent. */
+function successfulAttempts(exposition: string): number {
+  const sample = /^herald_webhook_attempts_total\{outcome="2xx"\} (\d+)$/m.exec(exposition)
+  return sample ? Number(sample[1]) : 0
+}
