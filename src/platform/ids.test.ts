@@ -35,6 +35,14 @@ describe('newId', () => {
     expect([...ids].reverse().sort()).toEqual(ids)
   })
 
+  it('sorts ids made in the same millisecond in the order they were made', () => {
+    const ids = Array.from({ length: 1000 }, () => newId('dlv', 1_700_000_000_000))
+    expect([...ids].sort()).toEqual(ids)
+    // The next millisecond starts afresh and still sorts after them.
+    const later = newId('dlv', 1_700_000_000_001)
+    expect(later > ids.at(-1)!).toBe(true)
+  })
+
   it('differs between two ids made in the same millisecond', () => {
     const ids = new Set(Array.from({ length: 1000 }, () => newId('acct', 42)))
     expect(ids.size).toBe(1000)

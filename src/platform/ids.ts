@@ -7,24 +7,29 @@ export type IdPrefix = 'acct' | 'cli' | 'key' | 'evt' | 'ep' | 'sub' | 'dlv' | '
 
 /**
  * A prefixed, time-ordered identifier: 48 bits of milliseconds then 80 random bits (the ULID layout),
- * so ids sort by creation time, index well, and say what they name (`acct_01J…`).
+ * so ids sort by creation time, index well, and say what they name (`acct_01J…`). Ids made in the same
+ * millisecond by this process sort in the order they were made, as ULID's monotonic mode has it: the random
+ * part is the previous one plus one, so a batch of deliveries written at once lists in the order it was made.
  */
 export function newId(prefix: IdPrefix, nowMs: number = Date.now()): string {
-  const time = encodeTime(nowMs)
-  const start = takeRandom(RANDOM_BYTES)
-  let tail = ''
+  if (nowMs !== lastMs || !increment(lastRandom)) {
+    const start = takeRandom(RANDOM_BYTES)
+    randomPool.copy(lastRandom, 0, start, start + RANDOM_BYTES)
+    lastMs = nowMs
+  }
   // 80 random bits as 16 base32 digits, five bits at a time.
+  let tail = ''
   let buffer = 0
   let bits = 0
-  for (let i = start; i < start + RANDOM_BYTES; i++) {
-    buffer = (buffer << 8) | randomPool[i]!
+  for (const byte of lastRandom) {
+    buffer = (buffer << 8) | byte
     bits += 8
     while (bits >= 5) {
       bits -= 5
       tail += ALPHABET.charAt((buffer >> bits) & 31)
     }
   }
-  return `${prefix}_${time}${tail}`
+  return `${prefix}_${encodeTime(nowMs)}${tail}`
 }
 
 const RANDOM_BYTES = 10
@@ -34,6 +39,23 @@ const RANDOM_BYTES = 10
  */
 const randomPool = Buffer.alloc(4096)
 let poolOffset = randomPool.length
+
+/** The millisecond and random part of the last id made. */
+let lastMs = -1
+const lastRandom = Buffer.alloc(RANDOM_BYTES)
+
+/** Adds one to `bytes` as a big-endian number; false when it was all ones (and wrapped to zero). */
+function increment(bytes: Buffer): boolean {
+  for (let i = bytes.length - 1; i >= 0; i--) {
+    const byte = bytes[i]!
+    if (byte < 255) {
+      bytes[i] = byte + 1
+      return true
+    }
+    bytes[i] = 0
+  }
+  return false
+}
 
 /** Where the next `count` unused random bytes start in the pool. */
 function takeRandom(count: number): number {
