@@ -11,13 +11,17 @@ import { buildServer, buildWorkerServer } from '../server.js'
 export async function serve(config: Config): Promise<number> {
   const log = createLogger(config.logLevel)
   const herald = await openHerald({ config, log })
-  const app = await buildServer(herald)
-  await app.listen({ port: config.port, host: config.host })
-  herald.webhooks.worker.start()
-  log.info(`Herald is serving ${config.publicUrl} on ${describeDatabase(config)}`)
-  await untilStopped(log)
-  await app.close()
-  await herald.close()
+  try {
+    const app = await buildServer(herald)
+    await app.listen({ port: config.port, host: config.host })
+    herald.webhooks.worker.start()
+    log.info(`Herald is serving ${config.publicUrl} on ${describeDatabase(config)}`)
+    await untilStopped(log)
+    await app.close()
+  } finally {
+    // Also when the port can't be had: the pool and the LISTEN connection would keep the process alive.
+    await herald.close()
+  }
   return 0
 }
 
@@ -28,13 +32,16 @@ export async function serve(config: Config): Promise<number> {
 export async function work(config: Config): Promise<number> {
   const log = createLogger(config.logLevel)
   const herald = await openHerald({ config, log })
-  const server = config.workerPort === undefined ? undefined : await buildWorkerServer(herald)
-  await server?.listen({ port: config.workerPort, host: config.host })
-  herald.webhooks.worker.start()
-  log.info(`Herald is delivering webhooks from ${describeDatabase(config)}${server ? `; health and metrics on port ${config.workerPort}` : ''}`)
-  await untilStopped(log)
-  await server?.close()
-  await herald.close()
+  try {
+    const server = config.workerPort === undefined ? undefined : await buildWorkerServer(herald)
+    const address = await server?.listen({ port: config.workerPort, host: config.host })
+    herald.webhooks.worker.start()
+    log.info(`Herald is delivering webhooks from ${describeDatabase(config)}${address ? `; health and metrics at ${address}` : ''}`)
+    await untilStopped(log)
+    await server?.close()
+  } finally {
+    await herald.close()
+  }
   return 0
 }
 

@@ -171,14 +171,15 @@ forEachDialect((dialect) => {
   })
 
   describe('the answer', () => {
-    it('is the JSON a serializer would write, with the same headers in the same order', async () => {
+    it('is the JSON a serializer would write, with exactly the expected headers', async () => {
       const [answer] = await exchange(h.current.origin, [tokenRequest(account, 'grant_type=client_credentials', { connection: 'close', origin: APP })])
       expect(answer?.status, answer?.body).toBe(200)
       const body = JSON.parse(answer?.body ?? '') as Record<string, unknown>
       expect(Object.keys(body)).toEqual(['access_token', 'token_type', 'expires_in', 'scope'])
       expect(answer?.body).toBe(JSON.stringify(body))
       expect(body).toMatchObject({ token_type: 'Bearer', expires_in: 3600, scope: expect.any(String) })
-      expect(Object.keys(answer?.headers ?? {})).toEqual(['vary', 'access-control-allow-origin', 'cache-control', 'pragma', 'content-type', 'content-length', 'date', 'connection'])
+      // Order is Fastify's business; the set of headers is the endpoint's.
+      expect(Object.keys(answer?.headers ?? {}).sort()).toEqual(['access-control-allow-origin', 'cache-control', 'connection', 'content-length', 'content-type', 'date', 'pragma', 'vary'])
       expect(answer?.headers).toMatchObject({
         vary: 'Origin',
         'access-control-allow-origin': APP,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { type AccessTokenClaims, accessTokenClaimsJson } from './access-token.js'
+import { type TokenResponse, tokenResponseJson } from './grants.js'
 
 const claims: AccessTokenClaims = {
   iss: 'https://herald.example/accounts/acct_01jabcdefghijklmnopqrstuvw',
@@ -23,5 +24,14 @@ describe('accessTokenClaimsJson', () => {
   ])('writes what JSON.stringify writes for %s', (_name, changes: Partial<AccessTokenClaims>) => {
     const value = { ...claims, ...changes }
     expect(accessTokenClaimsJson(value)).toBe(JSON.stringify(value))
+  })
+})
+
+describe('tokenResponseJson', () => {
+  it('writes what JSON.stringify writes, every field of the response included', () => {
+    // Typed as the whole TokenResponse: a field added to it must be added here, and then to the writer.
+    const response: TokenResponse = { access_token: 'eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJjbGkifQ.c2ln', token_type: 'Bearer', expires_in: 3600, scope: 'orders:read herald:scopes:write' }
+    expect(tokenResponseJson(response)).toBe(JSON.stringify(response))
+    expect(tokenResponseJson({ ...response, scope: '' })).toBe(JSON.stringify({ ...response, scope: '' }))
   })
 })

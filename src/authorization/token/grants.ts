@@ -2,7 +2,7 @@ import type { Account } from '../../platform/accounts/accounts.js'
 import type { AccountKeys } from '../../platform/keys/key-store.js'
 import type { AccountSettings } from '../../platform/settings/settings.js'
 import type { RegisteredClient } from '../clients/client-store.js'
-import { issueAccessToken } from './access-token.js'
+import { issueAccessToken, jsonString } from './access-token.js'
 import { accessTokenAudience } from './audience-policy.js'
 import { grantedScopes } from './scope-policy.js'
 import type { TokenRequestBody } from './token-request.js'
@@ -29,13 +29,12 @@ export interface TokenResponse {
 
 /**
  * A token response as JSON text, written out directly instead of by the route's response serializer, which
- * would scan the ~600-character token for characters to escape on every request although none can occur: the
- * token is base64url segments joined by dots (signJwt), token_type is a constant, expires_in an integer (both
- * lifetimes it is the lesser of are integers by schema), and scope is space-separated RFC 6749 §3.3 scope-tokens,
- * which exclude '"', '\' and control characters (scope-policy.ts checks every requested and registered scope).
+ * would scan the ~600-character token for characters to escape on every request although none can occur there:
+ * the token is base64url segments joined by dots (signJwt), token_type a constant and expires_in an integer. The
+ * scope is escaped like any string, though scope-tokens (RFC 6749 §3.3) can't hold anything that needs it.
  */
 export function tokenResponseJson(response: TokenResponse): string {
-  return `{"access_token":"${response.access_token}","token_type":"${response.token_type}","expires_in":${response.expires_in},"scope":"${response.scope}"}`
+  return `{"access_token":"${response.access_token}","token_type":"${response.token_type}","expires_in":${response.expires_in},"scope":${jsonString(response.scope)}}`
 }
 
 export type GrantHandler = (context: GrantContext) => Promise<TokenResponse> | TokenResponse

@@ -2,10 +2,7 @@ import { OAuthError } from '../../platform/http/oauth-errors.js'
 import { isReservedScope } from '../../platform/management-auth/scopes.js'
 import type { RegisteredClient } from '../clients/client-store.js'
 
-/**
- * RFC 6749 §3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E ). No '"', '\' or control character can pass, so a
- * granted scope needs no escaping in JSON: tokenResponseJson (grants.ts) writes it as it is.
- */
+/** RFC 6749 §3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E ). */
 const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]+$/
 
 export function isValidScopeToken(value: string): boolean {

@@ -153,7 +153,7 @@ export class DeliveryQueue {
       )
       const picked = picks.slice(1).reduce((union, pick) => union.unionAll(pick), picks[0]!)
       const leaseToken = randomUUID()
-      const rows = await this.#lease(tx, picked.$asScalar(), { lease_token: leaseToken, leased_at: now, next_attempt_at: now + leaseMs })
+      const rows = await this.#lease(tx, picked.$asScalar(), now, { lease_token: leaseToken, leased_at: now, next_attempt_at: now + leaseMs })
       if (rows.length === 0) return { deliveries: [], rateLimited, capped }
 
       // A lease that ran out: the worker holding it is gone, and whether its attempt reached the receiver is
@@ -200,30 +200,32 @@ export class DeliveryQueue {
   }
 
   /**
-   * Leases the picked deliveries; answers each as it was before (a previous lease means a lost attempt), with its
-   * event's payload, which the attempt needs. On PostgreSQL this is one statement: the rows are locked (SKIP LOCKED
-   * leaves a row another transaction is changing to a later claim), leased, and read back with their events.
+   * Leases the picked deliveries that are still due; answers each as it was before (a previous lease means a lost
+   * attempt), with its event's payload, which the attempt needs. On PostgreSQL this is one statement: the rows are
+   * locked (SKIP LOCKED leaves a row another transaction is changing to a later claim), leased, and read back.
    */
-  async #lease(tx: Tx, picked: Expression<string>, lease: Pick<Updateable<WebhookDeliveriesTable>, 'lease_token' | 'leased_at' | 'next_attempt_at'>) {
-    const columns = ['id', 'account_id', 'endpoint_id', 'event_id', 'event_type', 'attempt_count', 'lease_token', 'leased_at'] as const
-    if (this.features.writableCtes) {
-      return tx.db
-        .with('d', (db) => {
-          const rows = db.selectFrom('webhook_deliveries').select(columns).where('id', 'in', picked)
-          return this.features.skipLocked ? rows.forUpdate().skipLocked() : rows
-        })
-        .with('leased', (db) => db.updateTable('webhook_deliveries').set(lease).where('id', 'in', (eb) => eb.selectFrom('d').select('d.id')))
-        .selectFrom('d')
-        .innerJoin('events as e', 'e.id', 'd.event_id')
-        .select([...columns.map((column) => `d.${column}` as const), 'e.data', 'e.created_at'])
-        .execute()
-    }
-    const rows = await tx.db
+  async #lease(tx: Tx, picked: Expression<string>, now: number, lease: Pick<Updateable<WebhookDeliveriesTable>, 'lease_token' | 'leased_at' | 'next_attempt_at'>) {
+    // The status and due time are asked again because PostgreSQL, locking a row that a transaction committed since
+    // `picked` was read (a late completion of a lapsed lease, an endpoint's deletion), checks only these
+    // conditions against the row's new version: without them a finished delivery would be leased again.
+    const due = tx.db
       .selectFrom('webhook_deliveries as d')
       .innerJoin('events as e', 'e.id', 'd.event_id')
-      .select([...columns.map((column) => `d.${column}` as const), 'e.data', 'e.created_at'])
+      .select(['d.id', 'd.account_id', 'd.endpoint_id', 'd.event_id', 'd.event_type', 'd.attempt_count', 'd.lease_token', 'd.leased_at', 'e.data', 'e.created_at'])
       .where('d.id', 'in', picked)
-      .execute()
+      .where('d.status', '=', 'pending')
+      .where('d.next_attempt_at', '<=', now)
+    if (this.features.skipLocked && this.features.writableCtes) {
+      // Locks the deliveries only (not their events); the statement leases exactly the rows it answers.
+      return tx.db
+        .with('claimed', () => due.forUpdate('d').skipLocked())
+        .with('leased', (db) => db.updateTable('webhook_deliveries').set(lease).where('id', 'in', (eb) => eb.selectFrom('claimed').select('claimed.id')))
+        .selectFrom('claimed')
+        .selectAll()
+        .execute()
+    }
+    // SQLite: one process with one connection, whose transactions run one at a time: nothing changes in between.
+    const rows = await due.execute()
     if (rows.length === 0) return rows
     const leased = jsonRows(this.features, { id: 'text' }, rows.map((row) => ({ id: row.id })))
     await tx.db
@@ -233,6 +235,7 @@ export class DeliveryQueue {
       .execute()
     return rows
   }
+
 
   /**
    * Records a batch of attempts and moves each delivery on: `succeeded`, `pending` for its next retry, `held`
