@@ -556,8 +556,8 @@ function deliveryRow(accountId, endpointId, now) {
 
 /**
  * The statements the worker's writes come down to, with `p(i)` making the dialect's i-th placeholder: a
- * claim's lease UPDATE, and a completion's fenced UPDATE … FROM (VALUES …) as DeliveryQueue#applyChunk
- * writes it, and its attempts INSERT.
+ * claim's lease UPDATE, a completion's fenced UPDATE … FROM a list of rows (DeliveryQueue#applyQuery binds the
+ * rows as one JSON parameter; here they are a VALUES list), and its attempts INSERT.
  */
 function floorSql(n, p) {
   let i = 0

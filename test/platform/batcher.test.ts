@@ -1,10 +1,8 @@
 import { sql } from 'kysely'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { type Database, openDatabase } from '../../src/platform/storage/database.js'
+import { beforeEach, describe, expect, it } from 'vitest'
 import { Batcher, type ItemOutcome } from '../../src/platform/storage/batcher.js'
 import { type Tx, transaction } from '../../src/platform/storage/transaction.js'
-import { type TestDatabase, createTestDatabase } from '../support/dialects.js'
-import { forEachDialect } from '../support/herald.js'
+import { forEachDialect, useBareDatabase } from '../support/herald.js'
 
 /** Rows the work writes: one per item, named after it. A name starting with `bad` breaks the whole statement. */
 async function writeNames(tx: Tx, names: readonly string[]): Promise<Array<ItemOutcome<number>>> {
@@ -14,20 +12,12 @@ async function writeNames(tx: Tx, names: readonly string[]): Promise<Array<ItemO
 
 forEachDialect((dialect) => {
   describe('Batcher', () => {
-    let database: TestDatabase
-    let opened: Database
-
+    const database = useBareDatabase(dialect)
     beforeEach(async () => {
-      database = await createTestDatabase(dialect)
-      opened = openDatabase(database.config)
-      await sql`create table written (name text primary key, size integer not null)`.execute(opened.db)
-    })
-    afterEach(async () => {
-      await opened.close()
-      await database.drop()
+      await sql`create table written (name text primary key, size integer not null)`.execute(database().db)
     })
 
-    const written = async () => (await sql<{ name: string; size: number }>`select name, size from written order by name`.execute(opened.db)).rows
+    const written = async () => (await sql<{ name: string; size: number }>`select name, size from written order by name`.execute(database().db)).rows
 
     it('commits what arrives together in one transaction, and what queues meanwhile in the next', async () => {
       let releaseFirst = () => {}
@@ -36,7 +26,7 @@ forEachDialect((dialect) => {
       const released = new Promise<void>((resolve) => (releaseFirst = resolve))
       const commits = new Batcher(
         (names: readonly string[]) =>
-          transaction(opened.db, async (tx) => {
+          transaction(database().db, async (tx) => {
             if (names.includes('a')) {
               firstStarted()
               await released
@@ -59,7 +49,7 @@ forEachDialect((dialect) => {
       let mostAtOnce = 0
       const commits = new Batcher(
         (names: readonly string[]) =>
-          transaction(opened.db, async (tx) => {
+          transaction(database().db, async (tx) => {
             mostAtOnce = Math.max(mostAtOnce, ++inTransaction)
             // Long enough for the other batch to start beside this one.
             await new Promise((resolve) => setTimeout(resolve, 20))
@@ -76,7 +66,7 @@ forEachDialect((dialect) => {
     })
 
     it('fails an item alone: its own error, or a statement it breaks, leaves the others of its batch written', async () => {
-      const commits = new Batcher((names: readonly string[]) => transaction(opened.db, (tx) => writeNames(tx, names)), { concurrency: 1, maxBatch: 100 })
+      const commits = new Batcher((names: readonly string[]) => transaction(database().db, (tx) => writeNames(tx, names)), { concurrency: 1, maxBatch: 100 })
       const first = commits.submit('first')
       await first
       const results = await Promise.allSettled([first, ...['ok1', 'bad', 'refused', 'ok2'].map((name) => commits.submit(name))])

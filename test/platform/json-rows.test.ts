@@ -1,28 +1,16 @@
 import { sql } from 'kysely'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { type Database, openDatabase } from '../../src/platform/storage/database.js'
+import { describe, expect, it } from 'vitest'
 import { jsonRows } from '../../src/platform/storage/json-rows.js'
-import { type TestDatabase, createTestDatabase } from '../support/dialects.js'
-import { forEachDialect } from '../support/herald.js'
+import { forEachDialect, useBareDatabase } from '../support/herald.js'
 
 const COLUMNS = { id: 'text', n: 'integer', at: 'bigint', note: 'text' } as const
 
 forEachDialect((dialect) => {
   describe('jsonRows', () => {
-    let database: TestDatabase
-    let opened: Database
-
-    beforeEach(async () => {
-      database = await createTestDatabase(dialect)
-      opened = openDatabase(database.config)
-    })
-    afterEach(async () => {
-      await opened.close()
-      await database.drop()
-    })
+    const database = useBareDatabase(dialect)
 
     const read = async (rows: ReadonlyArray<Record<keyof typeof COLUMNS, string | number | null>>) =>
-      (await sql<Record<string, unknown>>`select id, n, at, note from ${jsonRows(opened.features, COLUMNS, rows)} as r order by id`.execute(opened.db)).rows
+      (await sql<Record<string, unknown>>`select id, n, at, note from ${jsonRows(database().features, COLUMNS, rows)} as r order by id`.execute(database().db)).rows
 
     it('reads back every row with its types: text, integers, millisecond timestamps and nulls', async () => {
       const rows = [
@@ -38,12 +26,12 @@ forEachDialect((dialect) => {
     })
 
     it('keeps one statement text whatever the number of rows', () => {
-      const text = (count: number) => sql`select * from ${jsonRows(opened.features, COLUMNS, Array.from({ length: count }, (_, i) => ({ id: String(i), n: i, at: i, note: null })))} as r`.compile(opened.db).sql
+      const text = (count: number) => sql`select * from ${jsonRows(database().features, COLUMNS, Array.from({ length: count }, (_, i) => ({ id: String(i), n: i, at: i, note: null })))} as r`.compile(database().db).sql
       expect(text(1)).toBe(text(500))
     })
 
     it('refuses a column name that is not a plain identifier', () => {
-      expect(() => jsonRows(opened.features, { 'id"; drop table accounts; --': 'text' }, [])).toThrow(/not a plain column name/)
+      expect(() => jsonRows(database().features, { 'id"; drop table accounts; --': 'text' }, [])).toThrow(/not a plain column name/)
     })
   })
 })

@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto'
 import { createServer } from 'node:net'
 import { Writable } from 'node:stream'
-import { afterAll, beforeAll, describe, inject } from 'vitest'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, inject } from 'vitest'
 import { type Herald, openHerald } from '../../src/herald.js'
 import { loadConfig } from '../../src/platform/config.js'
 import { createLogger } from '../../src/platform/logger.js'
 import type { App } from '../../src/platform/http/types.js'
+import { type Database, openDatabase } from '../../src/platform/storage/database.js'
 import { buildServer } from '../../src/server.js'
 import { TestClock } from './clock.js'
 import { createTestDatabase, type DialectName, type TestDatabase } from './dialects.js'
@@ -47,6 +48,28 @@ export interface StartOptions {
 /** Runs `suite` once per dialect under test, each in a `describe` named after the dialect. */
 export function forEachDialect(suite: (dialect: DialectName) => void): void {
   for (const dialect of inject('dialects')) describe(dialect, () => suite(dialect))
+}
+
+/**
+ * A fresh, empty database (no migrations) opened for each test of the calling suite, closed and dropped after it,
+ * for tests of the storage layer's own pieces; the returned function gives the current test's.
+ */
+export function useBareDatabase(dialect: DialectName): () => Database {
+  let database: TestDatabase | undefined
+  let opened: Database | undefined
+  beforeEach(async () => {
+    database = await createTestDatabase(dialect)
+    opened = openDatabase(database.config)
+  })
+  afterEach(async () => {
+    await opened?.close()
+    await database?.drop()
+    opened = database = undefined
+  })
+  return () => {
+    if (!opened) throw new Error('The database exists only while a test runs')
+    return opened
+  }
 }
 
 /** Starts Herald on a fresh database, listening on 127.0.0.1 on a free port, with an injected clock. */

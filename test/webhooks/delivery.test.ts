@@ -20,6 +20,19 @@ forEachDialect((dialect) => {
     }, 10_000, `a delivery matching ${query}`)
   }
 
+  /**
+   * An account whose endpoints are disabled after failing for an hour, retried every 30 minutes, and an endpoint
+   * of it subscribed to `a.*` that the receiver answers with 500.
+   */
+  async function failingEndpoint() {
+    const account = await createAccount(h.current)
+    const api = await webhookApi(account, h.current.clock)
+    expect((await api.patch('/settings', { webhook_disable_after: 3600, webhook_retry_schedule: [1800, 1800, 1800] })).status).toBe(200)
+    const endpoint = await subscribedEndpoint(api, receiver.current.url, ['a.*'])
+    receiver.current.respond = () => ({ status: 500 })
+    return { api, endpoint }
+  }
+
   describe('an oauth event, delivered and verified with standardwebhooks', () => {
     it('delivers oauth.client.created to an endpoint subscribed to oauth.client.*', async () => {
       const account = await createAccount(h.current)
@@ -162,11 +175,7 @@ forEachDialect((dialect) => {
     })
 
     it('disables an endpoint that fails for longer than webhook_disable_after', async () => {
-      const account = await createAccount(h.current)
-      const api = await webhookApi(account, h.current.clock)
-      expect((await api.patch('/settings', { webhook_disable_after: 3600, webhook_retry_schedule: [1800, 1800, 1800] })).status).toBe(200)
-      const endpoint = await subscribedEndpoint(api, receiver.current.url, ['a.*'])
-      receiver.current.respond = () => ({ status: 500 })
+      const { api, endpoint } = await failingEndpoint()
       const published = await api.post<{ id: string }>('/webhooks/events', { type: 'a.b', data: {} })
       for (let n = 1; n <= 3; n++) {
         await deliveryOf(api, `event_id=${published.body.id}`, (d) => d.attempt_count === n)
@@ -183,11 +192,7 @@ forEachDialect((dialect) => {
 
   describe('a success between failures', () => {
     it('ends the run of failures, so the endpoint is not disabled for the failures before it', async () => {
-      const account = await createAccount(h.current)
-      const api = await webhookApi(account, h.current.clock)
-      expect((await api.patch('/settings', { webhook_disable_after: 3600, webhook_retry_schedule: [1800, 1800, 1800] })).status).toBe(200)
-      const endpoint = await subscribedEndpoint(api, receiver.current.url, ['a.*'])
-      receiver.current.respond = () => ({ status: 500 })
+      const { api, endpoint } = await failingEndpoint()
       const failing = await api.post<{ id: string }>('/webhooks/events', { type: 'a.failing', data: {} })
       await deliveryOf(api, `event_id=${failing.body.id}`, (d) => d.attempt_count === 1)
       h.current.clock.advanceSeconds(2400)

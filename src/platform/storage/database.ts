@@ -25,8 +25,9 @@ export interface DialectFeatures {
   /** How a JSON array of objects bound as one parameter is read as rows (see jsonRows). */
   jsonRows: 'jsonb_to_recordset' | 'json_each'
   /**
-   * Data-modifying statements in WITH: related inserts can be one statement, which commits on its own in one
-   * round trip instead of a transaction's several (publishing, see publish-statement.ts).
+   * Data-modifying statements in WITH: related writes can be one statement, which commits on its own in one round
+   * trip instead of a transaction's several (publishing, see publish-statement.ts; leasing a claim's deliveries and
+   * recording successful attempts, see DeliveryQueue).
    */
   writableCtes: boolean
 }

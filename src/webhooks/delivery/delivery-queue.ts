@@ -236,7 +236,6 @@ export class DeliveryQueue {
     return rows
   }
 
-
   /**
    * Records a batch of attempts and moves each delivery on: `succeeded`, `pending` for its next retry, `held`
    * when its endpoint is disabled, or `failed` when the schedule is exhausted. Outcomes whose lease was lost

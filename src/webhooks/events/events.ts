@@ -127,7 +127,7 @@ export class Events {
       if (name !== null && !claimants.has(name)) claimants.set(name, index)
     })
     const claims = [...claimants]
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .sort(byKey)
       .map(([, index]) => ({ account_id: items[index]!.accountId, key: items[index]!.key!, event_id: rows[index]!.id, request_hash: items[index]!.requestHash!, expires_at: now + IDEMPOTENCY_WINDOW_MS }))
     const claimantIndexes = new Set(claimants.values())
     const candidates = rows.filter((row, index) => row.idempotency_key === null || claimantIndexes.has(index))
@@ -167,8 +167,8 @@ export class Events {
     if (woke) deliveries.wake?.sent()
     const created = written(batch, claimed)
     if (types.length > 0) {
-      const createdTypes = new Set(created.map(typeKey))
-      this.#learnTypes(types.filter((type) => createdTypes.has(typeKey({ account_id: type.account_id, type: type.name }))))
+      const createdTypes = new Set(created.map((event) => typeKey(event.account_id, event.type)))
+      this.#learnTypes(types.filter((type) => createdTypes.has(typeKey(type.account_id, type.name))))
     }
     return this.#answers(this.db, batch, claimed)
   }
@@ -206,16 +206,16 @@ export class Events {
   #unknownTypes(events: readonly EventsTable[], now: number): CustomEventTypesTable[] {
     const unknown = new Map<string, CustomEventTypesTable>()
     for (const event of events) {
-      const key = typeKey(event)
+      const key = typeKey(event.account_id, event.type)
       if (!this.#knownCustomTypes.has(key)) unknown.set(key, { account_id: event.account_id, name: event.type, first_published_at: now })
     }
-    return [...unknown].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, type]) => type)
+    return [...unknown].sort(byKey).map(([, type]) => type)
   }
 
   /** Remembers types as recorded once they have committed, so each is written once per process. */
   #learnTypes(types: readonly CustomEventTypesTable[]): void {
     if (this.#knownCustomTypes.size + types.length > KNOWN_TYPES_LIMIT) this.#knownCustomTypes.clear()
-    for (const type of types) this.#knownCustomTypes.add(typeKey({ account_id: type.account_id, type: type.name }))
+    for (const type of types) this.#knownCustomTypes.add(typeKey(type.account_id, type.name))
   }
 
   async get(accountId: string, eventId: string): Promise<EventView> {
@@ -258,7 +258,7 @@ function eventView(row: EventsTable, data: unknown): EventView {
 function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`
   if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    const entries = Object.entries(value).sort(byKey)
     return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${canonicalJson(item)}`).join(',')}}`
   }
   return JSON.stringify(value)
@@ -269,8 +269,13 @@ function keyName(item: { accountId: string; key: string | null }): string | null
   return item.key === null ? null : `${item.accountId}\n${item.key}`
 }
 
-function typeKey(event: Pick<EventsTable, 'account_id' | 'type'>): string {
-  return `${event.account_id}:${event.type}`
+function typeKey(accountId: string, type: string): string {
+  return `${accountId}:${type}`
+}
+
+/** Orders entries by key, in code-unit order: the same in every process, as lock ordering and canonical JSON need. */
+function byKey([a]: readonly [string, unknown], [b]: readonly [string, unknown]): number {
+  return a < b ? -1 : a > b ? 1 : 0
 }
 
 /** The events a batch writes, given the claims won (by event id). */
