@@ -265,6 +265,26 @@ forEachDialect((dialect) => {
     })
   })
 
+  describe('a lost lease', () => {
+    it('counts the lost attempt from when it started, and attempts the delivery again', async () => {
+      const account = await createAccount(h.current)
+      const api = await webhookApi(account, h.current.clock)
+      await subscribedEndpoint(api, receiver.current.url, ['lease.*'])
+      // No attempt is answered while the test looks: the first stands for one whose worker died mid-way.
+      receiver.current.respond = () => ({ status: 204, delayMs: 10_000 })
+      const published = await api.post<{ id: string }>('/webhooks/events', { type: 'lease.taken', data: {} })
+      await eventually(() => receiver.current.requests.length === 1, 10_000, 'the first attempt')
+      const leasedAt = h.current.clock.now()
+
+      h.current.clock.advanceSeconds(HOUR)
+      await eventually(() => receiver.current.requests.length === 2, 10_000, 'the attempt after the lease ran out')
+      const delivery = await deliveryOf(api, `event_id=${published.body.id}`)
+      expect(delivery).toMatchObject({ status: 'pending', attempt_count: 1, last_error: 'worker_lost', last_response_status: null })
+      expect(Date.parse(delivery.last_attempt_at!)).toBe(leasedAt)
+      expect(delivery.attempts).toEqual([expect.objectContaining({ number: 1, error: 'worker_lost', response_status: null, started_at: delivery.last_attempt_at })])
+    })
+  })
+
   describe('rate limits', () => {
     it('claims no more deliveries per second than the endpoint allows', async () => {
       const account = await createAccount(h.current)

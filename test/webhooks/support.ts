@@ -58,6 +58,7 @@ export interface Delivery {
   attempt_count: number
   last_response_status: number | null
   last_error: string | null
+  last_attempt_at: string | null
   next_attempt_at: string | null
   attempts?: Array<{ number: number; started_at: string; response_status: number | null; error: string | null; duration_ms: number | null; response_excerpt: string | null }>
 }

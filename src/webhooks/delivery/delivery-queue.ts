@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto'
-import { type Expression, type Kysely, type RawBuilder, type Updateable, sql } from 'kysely'
+import { type Expression, type ExpressionBuilder, type Kysely, type RawBuilder, sql } from 'kysely'
 import type { Clock } from '../../platform/clock.js'
 import type { Outbox } from '../../platform/events/outbox.js'
 import type { SettingsStore } from '../../platform/settings/settings.js'
 import type { DialectFeatures } from '../../platform/storage/database.js'
-import type { DB, DeliveryStatus, WebhookDeliveriesTable } from '../../platform/storage/schema.js'
+import type { DB, DeliveryStatus } from '../../platform/storage/schema.js'
 import { jsonRows } from '../../platform/storage/json-rows.js'
 import { type Tx, transaction } from '../../platform/storage/transaction.js'
 import type { EndpointStore } from '../endpoints/endpoint-store.js'
@@ -153,22 +153,16 @@ export class DeliveryQueue {
       )
       const picked = picks.slice(1).reduce((union, pick) => union.unionAll(pick), picks[0]!)
       const leaseToken = randomUUID()
-      const rows = await this.#lease(tx, picked.$asScalar(), now, { lease_token: leaseToken, leased_at: now, next_attempt_at: now + leaseMs })
+      const rows = await this.#lease(tx, picked.$asScalar(), now, leaseToken, now + leaseMs)
       if (rows.length === 0) return { deliveries: [], rateLimited, capped }
 
-      // A lease that ran out: the worker holding it is gone, and whether its attempt reached the receiver is
-      // unknown. It counts as an attempt, recorded as such, and the delivery is tried again at once.
+      // The lease statement counted each lost attempt on its delivery; here is its record.
       const lost = rows.filter((row) => row.lease_token !== null)
       if (lost.length > 0) {
         await tx.db
           .insertInto('webhook_attempts')
           .values(lost.map((row) => ({ delivery_id: row.id, number: row.attempt_count + 1, account_id: row.account_id, started_at: row.leased_at ?? now, duration_ms: null, response_status: null, error: 'worker_lost', response_excerpt: null })))
           .onConflict((conflict) => conflict.doNothing())
-          .execute()
-        await tx.db
-          .updateTable('webhook_deliveries')
-          .set((eb) => ({ attempt_count: eb('attempt_count', '+', 1), last_attempt_at: eb.ref('leased_at'), last_error: 'worker_lost', last_response_status: null }))
-          .where('id', 'in', lost.map((row) => row.id))
           .execute()
       }
 
@@ -204,7 +198,22 @@ export class DeliveryQueue {
    * attempt), with its event's payload, which the attempt needs. On PostgreSQL this is one statement: the rows are
    * locked (SKIP LOCKED leaves a row another transaction is changing to a later claim), leased, and read back.
    */
-  async #lease(tx: Tx, picked: Expression<string>, now: number, lease: Pick<Updateable<WebhookDeliveriesTable>, 'lease_token' | 'leased_at' | 'next_attempt_at'>) {
+  async #lease(tx: Tx, picked: Expression<string>, now: number, leaseToken: string, leaseEnds: number) {
+    // A lease that ran out: the worker holding it is gone, and whether its attempt reached the receiver is unknown.
+    // It counts as an attempt, which started when that lease was taken, and the delivery is tried again at once.
+    // SET reads the row as it was, so `leased_at` on the right is the lost lease's.
+    const lease = (eb: ExpressionBuilder<DB, 'webhook_deliveries'>) => {
+      const lost = () => eb.case().when('lease_token', 'is not', null)
+      return {
+        lease_token: leaseToken,
+        leased_at: now,
+        next_attempt_at: leaseEnds,
+        attempt_count: lost().then(eb('attempt_count', '+', 1)).else(eb.ref('attempt_count')).end(),
+        last_attempt_at: lost().then(eb.ref('leased_at')).else(eb.ref('last_attempt_at')).end(),
+        last_error: lost().then(sql.lit('worker_lost')).else(eb.ref('last_error')).end(),
+        last_response_status: lost().then(sql.lit(null)).else(eb.ref('last_response_status')).end(),
+      }
+    }
     // The status and due time are asked again because PostgreSQL, locking a row that a transaction committed since
     // `picked` was read (a late completion of a lapsed lease, an endpoint's deletion), checks only these
     // conditions against the row's new version: without them a finished delivery would be leased again.
