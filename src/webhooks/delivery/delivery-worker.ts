@@ -119,6 +119,9 @@ export class DeliveryWorker {
     this.#coalescing = false
     this.#passing = this.#pass().finally(() => {
       this.#passing = undefined
+      // A signal that came after the pass last looked for one (while it worked out when to look next) would
+      // otherwise wait for the timer: a publish's own wake-up, say, during the look at the next due time.
+      if (this.#passWanted) this.wake('deliveries')
     })
   }
 
@@ -141,6 +144,8 @@ export class DeliveryWorker {
     } catch (error) {
       this.log.warn({ err: error }, 'webhook worker pass failed; retrying shortly')
       this.#outboxWaiting = this.#jobsWaiting = true
+      // The pass after the back-off looks for everything; signals meanwhile must not cut the back-off short.
+      this.#passWanted = false
       this.#setTimer(ERROR_BACKOFF_MS)
     }
   }
