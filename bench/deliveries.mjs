@@ -6,13 +6,15 @@
 //               connections open), N events published while the endpoint is disabled (their deliveries `held`),
 //               then the endpoint enabled, which releases them; time from the enable's answer until all N
 //               deliveries are `succeeded` in the database (progress is watched at the receiver, the database
-//               asked once all N have arrived; the release's time is reported beside it)
+//               asked once all N have arrived; the release's time is reported beside it). Three rounds, each
+//               right after a round of the undici floor, so that each drain is compared with the floor of the
+//               same minute: the machine's speed drifts more between minutes than within one
 //   publish     autocannon POSTing /webhooks/events (endpoint disabled: each publish stores an event and a held
 //               delivery, and nothing is sent), req/s, p50, p99
 //   latency     publishes at a steady 1,000 events/s to an active endpoint; publish-to-receive time of each
 //               event (send of the publish here to arrival of its webhook-id at the receiver, one clock)
 //   floors      undici straight to the receiver (bench/peers/http-floor.mjs, the same body shape and concurrency
-//               as the worker, from Herald's core); bare batched writes of the drain's rows (claim and
+//               as the worker, from Herald's core, Herald idle), in rounds with the drain's; bare batched writes of the drain's rows (claim and
 //               completion, 500 per batch) and bare single-row publish transactions, with better-sqlite3 and pg
 //               on the same database, from this process
 //
@@ -63,12 +65,13 @@ const PG_POOL = 10
 
 const GOALS = { drainPerSecond: 20_000, drainShareOfHttpFloor: 0.4, publishPostgres: 5000, latencyP99Ms: 100 }
 
-const FULL = { events: 20_000, warmupDeliveries: 5000, drainTimeoutS: 120, publishWarmupS: 3, publishS: 10, latencyS: 10, httpFloorS: 5, txFloorS: 3 }
-const QUICK = { quick: true, events: 2000, warmupDeliveries: 500, drainTimeoutS: 30, publishWarmupS: 1, publishS: 3, latencyS: 3, httpFloorS: 2, txFloorS: 1 }
+const FULL = { events: 20_000, drainRounds: 3, warmupDeliveries: 5000, drainTimeoutS: 120, publishWarmupS: 3, publishS: 10, latencyS: 10, httpFloorS: 3, txFloorS: 3 }
+const QUICK = { quick: true, events: 2000, drainRounds: 1, warmupDeliveries: 500, drainTimeoutS: 30, publishWarmupS: 1, publishS: 3, latencyS: 3, httpFloorS: 2, txFloorS: 1 }
 
 export const USAGE = `Usage: npm run bench -- deliveries [--quick] [--dialect sqlite|postgres] [--events N] [--profile]
 
-  (no flag)         on SQLite and on PostgreSQL: drain of ${FULL.events} held deliveries, publish API rate (autocannon, ${FULL.publishS} s,
+  (no flag)         on SQLite and on PostgreSQL: ${FULL.drainRounds} drains of ${FULL.events} held deliveries, each after a round of the
+                    undici floor, publish API rate (autocannon, ${FULL.publishS} s,
                     ${PUBLISH_CONNECTIONS} connections), publish-to-receive latency at ${LATENCY_RATE} events/s for ${FULL.latencyS} s, and the floors
                     (undici straight to the receiver; bare batched writes; bare single-row publish transactions)
   --quick           a smoke run: ${QUICK.events} deliveries, ${QUICK.publishS} s phases
@@ -161,14 +164,28 @@ async function runDialect({ dialect, database, receiverOrigin, plan, work, profi
     await publishMany(api, plan.warmupDeliveries, PRELOAD_CONNECTIONS)
     await waitForSucceeded(reader, warmEndpoint, plan.warmupDeliveries, plan.drainTimeoutS)
     await api.call('DELETE', `/webhooks/endpoints/${warmEndpoint}`, undefined, 204)
-    const drainEndpoint = await api.createEndpoint(hookUrl)
-    await api.call('PATCH', `/webhooks/endpoints/${drainEndpoint}`, { status: 'disabled' }, 200)
-    const preload = await publishMany(api, plan.events, PRELOAD_CONNECTIONS)
-    const held = await reader.count(drainEndpoint, 'held')
-    if (held !== plan.events) throw new Error(`expected ${plan.events} held deliveries after the pre-load, found ${held}`)
-    console.log(`pre-load: ${plan.events} events published (endpoint disabled) in ${preload.seconds.toFixed(1)} s, ${preload.rps.toFixed(0)}/s with ${PRELOAD_CONNECTIONS} in flight`)
-    await quiet()
-    result.drain = await drain({ api, reader, receiverOrigin, endpointId: drainEndpoint, n: plan.events, herald, timeoutS: plan.drainTimeoutS, windows })
+    const rounds = []
+    let drainEndpoint
+    for (let round = 1; round <= plan.drainRounds; round++) {
+      if (drainEndpoint) await api.call('DELETE', `/webhooks/endpoints/${drainEndpoint}`, undefined, 204)
+      drainEndpoint = await api.createEndpoint(hookUrl)
+      await api.call('PATCH', `/webhooks/endpoints/${drainEndpoint}`, { status: 'disabled' }, 200)
+      const preload = await publishMany(api, plan.events, PRELOAD_CONNECTIONS)
+      const held = await reader.count(drainEndpoint, 'held')
+      if (held !== plan.events) throw new Error(`expected ${plan.events} held deliveries after the pre-load, found ${held}`)
+      console.log(`round ${round}: pre-load of ${plan.events} events (endpoint disabled) in ${preload.seconds.toFixed(1)} s, ${preload.rps.toFixed(0)}/s with ${PRELOAD_CONNECTIONS} in flight`)
+      await quiet()
+      const floor = await httpFloor(receiverOrigin, plan.httpFloorS)
+      console.log(`  floor, undici → receiver: ${floor.rps.toFixed(0)} req/s (${MAX_IN_FLIGHT} in flight, from core ${SERVER_CORE}, Herald idle)`)
+      await quiet()
+      const drained = await drain({ api, reader, receiverOrigin, endpointId: drainEndpoint, n: plan.events, herald, timeoutS: plan.drainTimeoutS, windows })
+      rounds.push({ drain: drained, floor, ratio: drained.rate / floor.rps })
+    }
+    // The round whose drain-to-floor ratio is the median stands for the run, with its own floor.
+    const typical = [...rounds].sort((a, b) => a.ratio - b.ratio)[Math.floor(rounds.length / 2)]
+    result.drain = typical.drain
+    result.httpFloor = typical.floor
+    result.drainRounds = rounds
 
     // 2. Publish API rate: the endpoint disabled, so each publish stores an event and a held delivery.
     await api.call('PATCH', `/webhooks/endpoints/${drainEndpoint}`, { status: 'disabled' }, 200)
@@ -207,10 +224,7 @@ async function runDialect({ dialect, database, receiverOrigin, plan, work, profi
   }
   if (profileDir) printProfiles(profileDir, windows, result)
 
-  // 4. Floors, with Herald stopped.
-  await quiet()
-  result.httpFloor = await httpFloor(receiverOrigin, plan.httpFloorS)
-  console.log(`floor, undici → receiver: ${result.httpFloor.rps.toFixed(0)} req/s (${MAX_IN_FLIGHT} in flight, from core ${SERVER_CORE})`)
+  // 4. The database floors, with Herald stopped.
   await quiet()
   result.writeFloor = await database.batchedWrites(plan.events)
   console.log(
@@ -268,7 +282,7 @@ async function drain({ api, reader, receiverOrigin, endpointId, n, herald, timeo
   const rate = n / seconds
   const perCpuSecond = usage.serverCpu ? n / (usage.serverCpu * seconds) : undefined
   console.log(
-    `drain: ${n} deliveries succeeded in ${seconds.toFixed(2)} s = ${rate.toFixed(0)}/s, after the enable released them in ${enableSeconds.toFixed(2)} s; Herald CPU ${pct(usage.serverCpu)} ` +
+    `  drain: ${n} deliveries succeeded in ${seconds.toFixed(2)} s = ${rate.toFixed(0)}/s, after the enable released them in ${enableSeconds.toFixed(2)} s; Herald CPU ${pct(usage.serverCpu)} ` +
       `(${perCpuSecond ? `${(1e6 / perCpuSecond).toFixed(0)} µs per delivery` : 'n/a'}), others on core ${SERVER_CORE} ${pct(usage.othersOnServerCore)}` +
       (progress.length > 0 ? `; arrived at the receiver after each second: ${progress.join(', ')}` : ''),
   )
@@ -869,6 +883,13 @@ function printTable(results, plan) {
       `counted in the database. floors: undici with ${MAX_IN_FLIGHT} in flight from Herald's core; bare better-sqlite3 / pg statements from the bench ` +
       `process (${FLOOR_BATCH} rows per batch; publish txs: one event + one delivery row each, ${PG_POOL} connections on PostgreSQL)`,
   )
+  const measured = [...results].filter(([, r]) => !r.skipped && r.drainRounds.length > 1)
+  if (measured.length > 0) {
+    console.log(`  drain rounds, each drain / the undici floor measured just before it (the table shows the median round's):`)
+    for (const [dialect, r] of measured) {
+      console.log(`    ${dialect.padEnd(8)}  ${r.drainRounds.map((round) => `${int(round.drain.rate)} / ${int(round.floor.rps)} = ${round.ratio.toFixed(2)}×`).join('   ')}`)
+    }
+  }
   const contended = [...results.values()].flatMap((r) => (r.skipped ? [] : [r.drain.othersOnServerCore, r.publish.othersOnServerCore, r.latency.othersOnServerCore])).filter((v) => v !== undefined)
   const worst = contended.length > 0 ? Math.max(...contended) : 0
   if (worst > 0.1) console.log(`  WARNING: other processes used up to ${pct(worst)} of Herald's core during a phase: the figures are disturbed; re-run on a quiet machine.`)
