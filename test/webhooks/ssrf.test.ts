@@ -76,6 +76,12 @@ forEachDialect((dialect) => {
       expect(await listed()).toEqual([])
     })
 
+    it('says which address it refused, and which name led there', async () => {
+      const detail = async (url: string) => (await call<Problem & { detail: string }>(`${account.base}/webhooks/endpoints`, 'POST', { token, json: { url } })).body.detail
+      expect(await detail('http://0x7f.1/')).toBe('url must not point at a loopback address (127.0.0.1)')
+      expect(await detail('http://localhost/')).toMatch(/^url must not point at a loopback address \(localhost is (127\.0\.0\.1|::1)\)$/)
+    })
+
     it('refuses changing an endpoint to a non-public address, and keeps its URL', async () => {
       const created = await call<Endpoint>(`${account.base}/webhooks/endpoints`, 'POST', { token, json: { url: PUBLIC_URL } })
       expect(created.status).toBe(201)
