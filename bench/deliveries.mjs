@@ -6,19 +6,21 @@
 //               connections open), N events published while the endpoint is disabled (their deliveries `held`),
 //               then the endpoint enabled, which releases them; time from the enable's answer until all N
 //               deliveries are `succeeded` in the database (progress is watched at the receiver, the database
-//               asked once all N have arrived; the release's time is reported beside it). Three rounds, each
-//               right after a round of the undici floor, so that each drain is compared with the floor of the
-//               same minute: the machine's speed drifts more between minutes than within one
+//               asked once all N have arrived; the release's time is reported beside it). Three rounds (one
+//               with --quick), each right after a round of the undici floor, so that each drain is compared
+//               with the floor of the same minute: the machine's speed drifts more between minutes than within
+//               one. The round with the median ratio stands for the run. Later rounds, and the phases after
+//               them, run on a database that already holds the earlier rounds' rows
 //   publish     autocannon POSTing /webhooks/events (endpoint disabled: each publish stores an event and a held
 //               delivery, and nothing is sent), req/s, p50, p99
 //   latency     publishes at a steady 1,000 events/s to an active endpoint; publish-to-receive time of each
 //               event (send of the publish here to arrival of its webhook-id at the receiver, one clock)
 //   floors      undici straight to the receiver (bench/peers/http-floor.mjs, the same body shape and concurrency
-//               as the worker, from Herald's core, Herald idle), in rounds with the drain's; bare batched writes of the drain's rows (claim and
-//               completion, 500 per batch) and bare single-row publish transactions, with better-sqlite3 and pg
-//               on the same database, from this process
+//               as the worker, from Herald's core, Herald idle), in rounds with the drain's; bare batched writes
+//               of the drain's rows (claim and completion, 500 per batch) and bare single-row publish
+//               transactions, with better-sqlite3 and pg on the same database, from this process
 //
-//   npm run bench -- deliveries                   both dialects, about 2½ minutes
+//   npm run bench -- deliveries                   both dialects, about 3 minutes
 //   npm run bench -- deliveries --quick           a smoke run: small N, short phases (about 1 minute)
 //   npm run bench -- deliveries --dialect sqlite  one dialect only (sqlite or postgres)
 //   npm run bench -- deliveries --profile         the same run with Herald under --cpu-prof: top self-time
@@ -178,12 +180,13 @@ async function runDialect({ dialect, database, receiverOrigin, plan, work, profi
       const floor = await httpFloor(receiverOrigin, plan.httpFloorS)
       console.log(`  floor, undici → receiver: ${floor.rps.toFixed(0)} req/s (${MAX_IN_FLIGHT} in flight, from core ${SERVER_CORE}, Herald idle)`)
       await quiet()
-      const drained = await drain({ api, reader, receiverOrigin, endpointId: drainEndpoint, n: plan.events, herald, timeoutS: plan.drainTimeoutS, windows })
+      const drained = await drain({ api, reader, receiverOrigin, endpointId: drainEndpoint, n: plan.events, herald, timeoutS: plan.drainTimeoutS })
       rounds.push({ drain: drained, floor, ratio: drained.rate / floor.rps })
     }
     // The round whose drain-to-floor ratio is the median stands for the run, with its own floor.
     const typical = [...rounds].sort((a, b) => a.ratio - b.ratio)[Math.floor(rounds.length / 2)]
     result.drain = typical.drain
+    windows.drain = typical.drain.window
     result.httpFloor = typical.floor
     result.drainRounds = rounds
 
@@ -248,7 +251,7 @@ function nowUs() {
   return Number(process.hrtime.bigint() / 1000n)
 }
 
-async function drain({ api, reader, receiverOrigin, endpointId, n, herald, timeoutS, windows }) {
+async function drain({ api, reader, receiverOrigin, endpointId, n, herald, timeoutS }) {
   // Progress is watched at the receiver, which counts what arrives at no cost to Herald or the database; only
   // once all N have arrived is the database asked, until it records all N `succeeded`. (Counting them in the
   // database every few milliseconds throughout took a large share of PostgreSQL's CPU, on Herald's core.)
@@ -276,7 +279,7 @@ async function drain({ api, reader, receiverOrigin, endpointId, n, herald, timeo
   let done = 0
   while (performance.now() < deadline && (done = await reader.count(endpointId, 'succeeded')) < n) await sleep(5)
   const seconds = (performance.now() - started) / 1000
-  windows.drain = { fromUs, toUs: nowUs() }
+  const window = { fromUs, toUs: nowUs() }
   const usage = cpu.end()
   if (done < n) throw new Error(`drain: only ${done} of ${n} deliveries succeeded within ${timeoutS} s`)
   const rate = n / seconds
@@ -286,7 +289,7 @@ async function drain({ api, reader, receiverOrigin, endpointId, n, herald, timeo
       `(${perCpuSecond ? `${(1e6 / perCpuSecond).toFixed(0)} µs per delivery` : 'n/a'}), others on core ${SERVER_CORE} ${pct(usage.othersOnServerCore)}` +
       (progress.length > 0 ? `; arrived at the receiver after each second: ${progress.join(', ')}` : ''),
   )
-  return { n, seconds, rate, enableSeconds, perCpuSecond, ...usage }
+  return { n, seconds, rate, enableSeconds, perCpuSecond, window, ...usage }
 }
 
 async function waitForSucceeded(reader, endpointId, n, timeoutS) {
@@ -890,7 +893,9 @@ function printTable(results, plan) {
       console.log(`    ${dialect.padEnd(8)}  ${r.drainRounds.map((round) => `${int(round.drain.rate)} / ${int(round.floor.rps)} = ${round.ratio.toFixed(2)}×`).join('   ')}`)
     }
   }
-  const contended = [...results.values()].flatMap((r) => (r.skipped ? [] : [r.drain.othersOnServerCore, r.publish.othersOnServerCore, r.latency.othersOnServerCore])).filter((v) => v !== undefined)
+  const contended = [...results.values()]
+    .flatMap((r) => (r.skipped ? [] : [...r.drainRounds.map((round) => round.drain.othersOnServerCore), r.publish.othersOnServerCore, r.latency.othersOnServerCore]))
+    .filter((v) => v !== undefined)
   const worst = contended.length > 0 ? Math.max(...contended) : 0
   if (worst > 0.1) console.log(`  WARNING: other processes used up to ${pct(worst)} of Herald's core during a phase: the figures are disturbed; re-run on a quiet machine.`)
 }

@@ -20,7 +20,7 @@ export function jsonRows<C extends string>(features: DialectFeatures, columns: R
   }
   // Each row as an array, its cells in column order: SQLite reads an array element by position, where an object's
   // member is found by comparing keys, which made a 256-row completion about 1.5 times as slow.
-  // json_each yields SQLite's own types: a JSON number is an integer, a string text, null NULL.
+  // `->>` yields SQLite's own types: a whole number INTEGER, a string TEXT, null NULL.
   const json = JSON.stringify(rows.map((row) => names.map((name) => row[name])))
   const selections = names.map((name, index) => sql.raw(`value ->> ${index} as ${quote(name)}`))
   return sql`(select ${sql.join(selections)} from json_each(${json}))`

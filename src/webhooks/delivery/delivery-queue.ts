@@ -4,7 +4,7 @@ import type { Clock } from '../../platform/clock.js'
 import type { Outbox } from '../../platform/events/outbox.js'
 import type { SettingsStore } from '../../platform/settings/settings.js'
 import type { DialectFeatures } from '../../platform/storage/database.js'
-import type { DB, DeliveryStatus } from '../../platform/storage/schema.js'
+import type { DB, DeliveryStatus, WebhookDeliveriesTable } from '../../platform/storage/schema.js'
 import { jsonRows } from '../../platform/storage/json-rows.js'
 import { type Tx, transaction } from '../../platform/storage/transaction.js'
 import type { EndpointStore } from '../endpoints/endpoint-store.js'
@@ -203,15 +203,17 @@ export class DeliveryQueue {
     // It counts as an attempt, which started when that lease was taken, and the delivery is tried again at once.
     // SET reads the row as it was, so `leased_at` on the right is the lost lease's.
     const lease = (eb: ExpressionBuilder<DB, 'webhook_deliveries'>) => {
-      const lost = () => eb.case().when('lease_token', 'is not', null)
+      // `column` becomes `value` where the row's lease was lost, and stays as it is elsewhere.
+      const ifLost = <C extends 'attempt_count' | 'last_attempt_at' | 'last_error' | 'last_response_status'>(column: C, value: Expression<WebhookDeliveriesTable[C]>) =>
+        eb.case().when('lease_token', 'is not', null).then(value).else(eb.ref(column)).end()
       return {
         lease_token: leaseToken,
         leased_at: now,
         next_attempt_at: leaseEnds,
-        attempt_count: lost().then(eb('attempt_count', '+', 1)).else(eb.ref('attempt_count')).end(),
-        last_attempt_at: lost().then(eb.ref('leased_at')).else(eb.ref('last_attempt_at')).end(),
-        last_error: lost().then(sql.lit('worker_lost')).else(eb.ref('last_error')).end(),
-        last_response_status: lost().then(sql.lit(null)).else(eb.ref('last_response_status')).end(),
+        attempt_count: ifLost('attempt_count', eb('attempt_count', '+', 1)),
+        last_attempt_at: ifLost('last_attempt_at', eb.ref('leased_at')),
+        last_error: ifLost('last_error', sql.lit('worker_lost')),
+        last_response_status: ifLost('last_response_status', sql.lit(null)),
       }
     }
     // The status and due time are asked again because PostgreSQL, locking a row that a transaction committed since

@@ -144,7 +144,7 @@ export class DeliveryWorker {
     } catch (error) {
       this.log.warn({ err: error }, 'webhook worker pass failed; retrying shortly')
       this.#outboxWaiting = this.#jobsWaiting = true
-      // The pass after the back-off looks for everything; signals meanwhile must not cut the back-off short.
+      // Signals that came during the failed pass must not start the next one at once; the back-off's looks for everything.
       this.#passWanted = false
       this.#setTimer(ERROR_BACKOFF_MS)
     }
@@ -217,11 +217,13 @@ export class DeliveryWorker {
     // What the last claim had to leave can go out now, without waiting for this write: the claim counts these
     // attempts as finished (see DeliveryQueue.claim).
     if (this.#capped) this.wake('deliveries')
-    if (batch.some((outcome) => !isSuccess(outcome.responseStatus))) this.#retriesScheduled = true
+    const retries = batch.some((outcome) => !isSuccess(outcome.responseStatus))
     this.#flushing = this.queue
       .complete(batch)
       .then((finished) => {
         for (const { status } of finished) this.metrics.finished(status)
+        // Noted once written: a pass that looked up the next due time during the write could not see these retries.
+        if (retries) this.#retriesScheduled = true
       })
       .catch((error: unknown) => {
         // Nothing is lost: the leases run out and the deliveries are attempted again.

@@ -37,7 +37,10 @@ export async function endpointUrlProblem(text: string, policy: EndpointUrlPolicy
   const addresses = literal ? [literal.address] : await resolve(url.hostname)
   for (const address of addresses) {
     const verdict = isAllowedAddress(address, policy.allowedCidrs)
-    if (!verdict.allowed) return `must not point at a ${verdict.reason.replace(/_/g, '-')} address (${literal ? address : `${url.hostname} is ${address}`})`
+    if (!verdict.allowed) {
+      const kind = verdict.reason.replace(/_/g, '-')
+      return `must not point at ${/^[aeiou]/.test(kind) ? 'an' : 'a'} ${kind} address (${literal ? address : `${url.hostname} is ${address}`})`
+    }
   }
   return undefined
 }
