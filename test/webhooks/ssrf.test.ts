@@ -80,6 +80,8 @@ forEachDialect((dialect) => {
       const detail = async (url: string) => (await call<Problem & { detail: string }>(`${account.base}/webhooks/endpoints`, 'POST', { token, json: { url } })).body.detail
       expect(await detail('http://0x7f.1/')).toBe('url must not point at a loopback address (127.0.0.1)')
       expect(await detail('http://localhost/')).toMatch(/^url must not point at a loopback address \(localhost is (127\.0\.0\.1|::1)\)$/)
+      expect(await detail('http://0/')).toBe('url must not point at an unspecified address (0.0.0.0)')
+      expect(await detail('http://[fd00::1]/')).toMatch(/^url must not point at a unique-local address \(/)
     })
 
     it('refuses changing an endpoint to a non-public address, and keeps its URL', async () => {

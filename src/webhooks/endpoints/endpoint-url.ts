@@ -1,5 +1,5 @@
 import { lookup } from 'node:dns/promises'
-import { type Cidr, isAllowedAddress, parseHostLiteral } from '../../platform/outbound/addresses.js'
+import { type BlockReason, type Cidr, isAllowedAddress, parseHostLiteral } from '../../platform/outbound/addresses.js'
 
 export interface EndpointUrlPolicy {
   /** `HERALD_WEBHOOK_ALLOW_HTTP`: plain http is accepted (development only). */
@@ -39,11 +39,14 @@ export async function endpointUrlProblem(text: string, policy: EndpointUrlPolicy
     const verdict = isAllowedAddress(address, policy.allowedCidrs)
     if (!verdict.allowed) {
       const kind = verdict.reason.replace(/_/g, '-')
-      return `must not point at ${/^[aeiou]/.test(kind) ? 'an' : 'a'} ${kind} address (${literal ? address : `${url.hostname} is ${address}`})`
+      return `must not point at ${VOWEL_SOUNDING.has(verdict.reason) ? 'an' : 'a'} ${kind} address (${literal ? address : `${url.hostname} is ${address}`})`
     }
   }
   return undefined
 }
+
+/** The reasons spoken with a vowel first ('an invalid'), which the letter alone misjudges ('a unique-local'). */
+const VOWEL_SOUNDING: ReadonlySet<BlockReason> = new Set(['invalid', 'unspecified'])
 
 async function resolve(hostname: string): Promise<string[]> {
   let timer: NodeJS.Timeout | undefined
