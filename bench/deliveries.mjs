@@ -164,7 +164,7 @@ async function runDialect({ dialect, database, receiverOrigin, plan, work, profi
     //    open) rather than its first second after start.
     const warmEndpoint = await api.createEndpoint(hookUrl)
     await publishMany(api, plan.warmupDeliveries, PRELOAD_CONNECTIONS)
-    await waitForSucceeded(reader, warmEndpoint, plan.warmupDeliveries, plan.drainTimeoutS)
+    await waitForSucceeded(reader, warmEndpoint, plan.warmupDeliveries, performance.now() + plan.drainTimeoutS * 1000, 'warm-up', 50)
     await api.call('DELETE', `/webhooks/endpoints/${warmEndpoint}`, undefined, 204)
     const rounds = []
     let drainEndpoint
@@ -276,12 +276,10 @@ async function drain({ api, reader, receiverOrigin, endpointId, n, herald, timeo
     }
     if (arrived < n) await sleep(10)
   }
-  let done = 0
-  while (performance.now() < deadline && (done = await reader.count(endpointId, 'succeeded')) < n) await sleep(5)
+  await waitForSucceeded(reader, endpointId, n, deadline, 'drain', 5)
   const seconds = (performance.now() - started) / 1000
   const window = { fromUs, toUs: nowUs() }
   const usage = cpu.end()
-  if (done < n) throw new Error(`drain: only ${done} of ${n} deliveries succeeded within ${timeoutS} s`)
   const rate = n / seconds
   const perCpuSecond = usage.serverCpu ? n / (usage.serverCpu * seconds) : undefined
   console.log(
@@ -292,11 +290,12 @@ async function drain({ api, reader, receiverOrigin, endpointId, n, herald, timeo
   return { n, seconds, rate, enableSeconds, perCpuSecond, window, ...usage }
 }
 
-async function waitForSucceeded(reader, endpointId, n, timeoutS) {
-  const deadline = performance.now() + timeoutS * 1000
-  while ((await reader.count(endpointId, 'succeeded')) < n) {
-    if (performance.now() > deadline) throw new Error(`warm-up: ${n} deliveries did not succeed within ${timeoutS} s`)
-    await sleep(50)
+/** Polls the database every `pollMs` until the endpoint has `n` succeeded deliveries; throws at `deadline`. */
+async function waitForSucceeded(reader, endpointId, n, deadline, phase, pollMs) {
+  let done
+  while ((done = await reader.count(endpointId, 'succeeded')) < n) {
+    if (performance.now() > deadline) throw new Error(`${phase}: only ${done} of ${n} deliveries succeeded in time`)
+    await sleep(pollMs)
   }
 }
 
