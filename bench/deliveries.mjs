@@ -20,6 +20,9 @@
 //               of the drain's rows (claim and completion, 500 per batch) and bare single-row publish
 //               transactions, with better-sqlite3 and pg on the same database, from this process
 //
+// Before each measured phase the database checkpoints (CHECKPOINT; SQLite's wal_checkpoint), so that no phase
+// pays for writing back what an earlier one logged.
+//
 //   npm run bench -- deliveries                   both dialects, about 3 minutes
 //   npm run bench -- deliveries --quick           a smoke run: small N, short phases (about 1 minute)
 //   npm run bench -- deliveries --dialect sqlite  one dialect only (sqlite or postgres)
@@ -176,10 +179,10 @@ async function runDialect({ dialect, database, receiverOrigin, plan, work, profi
       const held = await reader.count(drainEndpoint, 'held')
       if (held !== plan.events) throw new Error(`expected ${plan.events} held deliveries after the pre-load, found ${held}`)
       console.log(`round ${round}: pre-load of ${plan.events} events (endpoint disabled) in ${preload.seconds.toFixed(1)} s, ${preload.rps.toFixed(0)}/s with ${PRELOAD_CONNECTIONS} in flight`)
-      await quiet()
+      await settle(database)
       const floor = await httpFloor(receiverOrigin, plan.httpFloorS)
       console.log(`  floor, undici → receiver: ${floor.rps.toFixed(0)} req/s (${MAX_IN_FLIGHT} in flight, from core ${SERVER_CORE}, Herald idle)`)
-      await quiet()
+      await settle(database)
       const drained = await drain({ api, reader, receiverOrigin, endpointId: drainEndpoint, n: plan.events, herald, timeoutS: plan.drainTimeoutS })
       rounds.push({ drain: drained, floor, ratio: drained.rate / floor.rps })
     }
@@ -198,7 +201,7 @@ async function runDialect({ dialect, database, receiverOrigin, plan, work, profi
       body: JSON.stringify({ type: 'bench.published', data: { order: 'ord_0001', amount: 4200, currency: 'EUR' } }),
     }
     await load({ ...request, label: `${dialect} publish warm-up`, connections: PUBLISH_CONNECTIONS, seconds: plan.publishWarmupS, pid: herald.proc.pid })
-    await quiet()
+    await settle(database)
     const publishFrom = nowUs()
     result.publish = await load({ ...request, label: `${dialect} publish`, connections: PUBLISH_CONNECTIONS, seconds: plan.publishS, pid: herald.proc.pid })
     windows.publish = { fromUs: publishFrom, toUs: nowUs() }
@@ -213,7 +216,7 @@ async function runDialect({ dialect, database, receiverOrigin, plan, work, profi
     await api.call('DELETE', `/webhooks/endpoints/${drainEndpoint}`, undefined, 204)
     trace('deleted')
     const liveEndpoint = await api.createEndpoint(hookUrl)
-    await quiet()
+    await settle(database)
     result.latency = await latency({ api, receiverOrigin, seconds: plan.latencyS, herald, windows })
     await checkSample(api, liveEndpoint, receiverOrigin)
   } catch (error) {
@@ -228,19 +231,29 @@ async function runDialect({ dialect, database, receiverOrigin, plan, work, profi
   if (profileDir) printProfiles(profileDir, windows, result)
 
   // 4. The database floors, with Herald stopped.
-  await quiet()
+  await settle(database)
   result.writeFloor = await database.batchedWrites(plan.events)
   console.log(
     `floor, bare batched writes (${FLOOR_BATCH} per batch): insert ${result.writeFloor.insertRps.toFixed(0)} rows/s; ` +
       `claim + complete ${result.writeFloor.drainRps.toFixed(0)} rows/s`,
   )
-  await quiet()
+  await settle(database)
   result.publishFloor = await database.publishTransactions(plan.txFloorS)
   console.log(`floor, bare single-row publish transactions: ${result.publishFloor.rps.toFixed(0)}/s (${result.publishFloor.concurrency} at once)`)
   return result
 }
 
 const trace = process.env.HERALD_BENCH_TRACE ? (what) => console.error(`TRACE ${new Date().toISOString()} ${what}`) : () => {}
+
+/**
+ * Before a measured phase: the database writes back what the earlier phases left in its log, then the cores
+ * calm down. Without it, a PostgreSQL checkpoint that the pre-loads' WAL set off once ran through the whole
+ * latency phase and doubled its p99.
+ */
+async function settle(database) {
+  await database.checkpoint()
+  await quiet()
+}
 
 async function quiet() {
   const calm = await waitForQuiet(QUIET_WAIT_MS)
@@ -630,6 +643,14 @@ function sqliteDatabase(file) {
   }
   return {
     url: `sqlite:${file}`,
+    async checkpoint() {
+      const db = open()
+      try {
+        db.pragma('wal_checkpoint(TRUNCATE)')
+      } finally {
+        db.close()
+      }
+    },
     async drop() {
       for (const suffix of ['', '-wal', '-shm']) rmSync(`${file}${suffix}`, { force: true })
     },
@@ -714,6 +735,14 @@ function postgresDatabase(url, name) {
   const accountOf = async (client) => (await client.query('select id from accounts limit 1')).rows[0].id
   return {
     url,
+    async checkpoint() {
+      const client = await connect()
+      try {
+        await client.query('checkpoint')
+      } finally {
+        await client.end()
+      }
+    },
     async drop() {
       const admin = new pg.Client({ connectionString: POSTGRES_ADMIN_URL })
       await admin.connect()
