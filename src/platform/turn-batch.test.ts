@@ -45,10 +45,27 @@ describe('TurnBatch', () => {
     expect(await Promise.all(results)).toEqual([1, 2, 3, 4, 5])
   })
 
-  it('takes steps again after a turn has emptied it', async () => {
+  it('takes steps again after a turn has emptied it, and passes on what an async step resolves or rejects', async () => {
     const batch = new TurnBatch(10)
     expect(await batch.run(() => 'first')).toBe('first')
-    await nextTurn()
     expect(await batch.run(async () => 'second')).toBe('second')
+    await expect(batch.run(() => Promise.reject(new Error('rejected later')))).rejects.toThrow('rejected later')
+  })
+
+  it('runs a step queued by a running step in a later turn', async () => {
+    const batch = new TurnBatch(10)
+    const ran: string[] = []
+    const outer = batch.run(() => {
+      ran.push('outer')
+      return batch.run(() => ran.push('inner'))
+    })
+    await nextTurn()
+    expect(ran).toEqual(['outer'])
+    await outer
+    expect(ran).toEqual(['outer', 'inner'])
+  })
+
+  it('refuses a cap that would never let a step run', () => {
+    for (const cap of [0, -1, 1.5, Number.NaN]) expect(() => new TurnBatch(cap)).toThrow(RangeError)
   })
 })

@@ -7,6 +7,9 @@
  * framework run between two of them, because OpenSSL's code and P-256 tables no longer stay in the CPU caches
  * (README, Benchmarks: the token endpoint). Grouping the signatures of one turn keeps them there. When a single
  * request is waiting, its step runs one `setImmediate` later, with nothing in between.
+ *
+ * A step runs in the async context of whichever request first scheduled its turn, not its own: anything that
+ * tracks a request through AsyncLocalStorage has to be read before the step is queued.
  */
 export class TurnBatch {
   readonly #pending: Array<() => void> = []
@@ -16,7 +19,9 @@ export class TurnBatch {
    * @param maxPerTurn steps run in one turn at most; later ones wait for the next, so a burst of requests can't
    * hold the event loop (and every answer of the batch, which is written after the batch) for long.
    */
-  constructor(private readonly maxPerTurn: number) {}
+  constructor(private readonly maxPerTurn: number) {
+    if (!Number.isInteger(maxPerTurn) || maxPerTurn < 1) throw new RangeError(`maxPerTurn must be a whole number of at least 1, not ${maxPerTurn}`)
+  }
 
   /** The result of `step`, run with the other steps of this turn; a throw rejects this step's promise alone. */
   run<T>(step: () => T | Promise<T>): Promise<T> {

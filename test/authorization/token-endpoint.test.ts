@@ -189,6 +189,19 @@ forEachDialect((dialect) => {
         'content-length': String(Buffer.byteLength(answer?.body ?? '')),
       })
     })
+
+    it('answers requests that arrive together, and so are issued in one batch, each in order and an error with its own headers', async () => {
+      const valid = 'grant_type=client_credentials'
+      const unknownScope = 'grant_type=client_credentials&scope=no-such-scope'
+      const answers = await exchange(h.current.origin, [
+        tokenRequest(account, valid) + tokenRequest(account, unknownScope) + tokenRequest(account, valid, { connection: 'close' }),
+      ])
+      expect(answers.map((answer) => answer.status)).toEqual([200, 400, 200])
+      expect(JSON.parse(answers[1]?.body ?? '')).toMatchObject({ error: 'invalid_scope' })
+      for (const answer of answers) expect(answer.headers).toMatchObject({ 'cache-control': 'no-store', pragma: 'no-cache', 'content-type': 'application/json; charset=utf-8' })
+      const [first, , last] = answers.map((answer) => (answer.status === 200 ? (JSON.parse(answer.body) as { access_token: string }).access_token : ''))
+      expect(decodeJwt(first ?? '').jti).not.toBe(decodeJwt(last ?? '').jti)
+    })
   })
 
   describe('the URL', () => {
