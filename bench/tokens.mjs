@@ -1,8 +1,8 @@
 // Token issuance: Herald's token endpoint against oidc-provider doing the same job (client_credentials,
 // client_secret_basic, an ES256-signed RFC 9068 JWT access token for one resource and scope) and against a
-// floor (a bare node:http handler that only authenticates and signs), each in its own process pinned to one
-// core while autocannon drives it from this process on another core, over 127.0.0.1. Then Herald in-process,
-// to count the database queries issuing a token costs.
+// floor (a bare node:http handler that only authenticates and signs, a turn's tokens together as Herald does),
+// each in its own process pinned to one core while autocannon drives it from this process on another core, over
+// 127.0.0.1. Then Herald in-process, to count the database queries issuing a token costs.
 //
 //   npm run bench -- tokens              the comparison and the query count (about 2 minutes)
 //   npm run bench -- tokens --profile    instead: one CPU-profiled load run of each, top self-time functions
