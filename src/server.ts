@@ -33,10 +33,15 @@ const DEFAULT_BODY_LIMIT = 64 * 1024
  * attempt counters and histograms no other process can report.
  */
 export async function buildWorkerServer(herald: Herald): Promise<App> {
-  const app = Fastify({ loggerInstance: herald.log, childLoggerFactory: requestLoggerFactory, return503OnClosing: true }).withTypeProvider<TypeBoxTypeProvider>()
+  const app = Fastify(processServerOptions(herald)).withTypeProvider<TypeBoxTypeProvider>()
   installErrorHandling(app)
   operationsRoutes(app, herald)
   return app
+}
+
+/** What every server of a Herald process shares: its logger, request loggers made only when used, 503 while closing. */
+function processServerOptions(herald: Herald) {
+  return { loggerInstance: herald.log, childLoggerFactory: requestLoggerFactory, return503OnClosing: true }
 }
 
 /** What every Herald process answers: liveness, readiness and Prometheus metrics. */
@@ -51,11 +56,9 @@ function operationsRoutes(app: App, herald: Herald): void {
 /** Builds the HTTP server without listening, so tests and `herald serve` run the very same app. */
 export async function buildServer(herald: Herald): Promise<App> {
   const app = Fastify({
-    loggerInstance: herald.log,
-    childLoggerFactory: requestLoggerFactory,
+    ...processServerOptions(herald),
     bodyLimit: DEFAULT_BODY_LIMIT,
     trustProxy: true,
-    return503OnClosing: true,
     // Scope names may be up to 128 characters; longer path segments can't name anything.
     routerOptions: { maxParamLength: 200 },
     // Errors the router raises before any route runs: a malformed percent-encoding, an over-long segment.
