@@ -585,8 +585,9 @@ function deliveryRow(accountId, endpointId, now) {
 
 /**
  * The statements the worker's writes come down to, with `p(i)` making the dialect's i-th placeholder: a
- * claim's lease UPDATE, a completion's fenced UPDATE … FROM a list of rows (DeliveryQueue#applyQuery binds the
- * rows as one JSON parameter; here they are a VALUES list), and its attempts INSERT.
+ * claim's lease UPDATE (no indexed column changes) and its count in webhook_leases, a completion's fenced
+ * UPDATE … FROM a list of rows (DeliveryQueue#applyQuery binds the rows as one JSON parameter; here they are a
+ * VALUES list), its attempts INSERT and the end of the lease's count.
  */
 function floorSql(n, p) {
   let i = 0
@@ -594,9 +595,11 @@ function floorSql(n, p) {
   const rows = (columns) => Array.from({ length: n }, () => `(${columns.map(() => next()).join(', ')})`).join(', ')
   const insertDeliveries = `insert into webhook_deliveries (${DELIVERY_COLUMNS.join(', ')}) values ${rows(DELIVERY_COLUMNS)}`
   i = 0
-  const pick = `select id from webhook_deliveries where endpoint_id = ${next()} and status = 'pending' and next_attempt_at <= ${next()} order by next_attempt_at limit ${n}`
+  const pick = `select id from webhook_deliveries where endpoint_id = ${next()} and status = 'pending' and next_attempt_at <= ${next()} and (lease_expires_at is null or lease_expires_at <= ${next()}) order by next_attempt_at limit ${n}`
   i = 0
-  const lease = `update webhook_deliveries set lease_token = ${next()}, leased_at = ${next()}, next_attempt_at = ${next()} where id in (${Array.from({ length: n }, () => next()).join(', ')})`
+  const lease = `update webhook_deliveries set lease_token = ${next()}, leased_at = ${next()}, lease_expires_at = ${next()} where id in (${Array.from({ length: n }, () => next()).join(', ')})`
+  i = 0
+  const countLease = `insert into webhook_leases (lease_token, endpoint_id, holder, outstanding, expires_at) values (${next()}, ${next()}, ${next()}, ${next()}, ${next()})`
   i = 0
   const values = Array.from(
     { length: n },
@@ -604,14 +607,16 @@ function floorSql(n, p) {
       `(cast(${next()} as text), cast(${next()} as text), cast(${next()} as text), cast(${next()} as integer), cast(${next()} as bigint), cast(${next()} as bigint), cast(${next()} as integer), cast(${next()} as text), cast(${next()} as bigint))`,
   ).join(', ')
   const complete = `update webhook_deliveries set
-      status = v.column3, attempt_count = v.column4, next_attempt_at = v.column5, lease_token = null, leased_at = null,
+      status = v.column3, attempt_count = v.column4, next_attempt_at = v.column5, lease_token = null, leased_at = null, lease_expires_at = null,
       last_attempt_at = v.column6, last_response_status = v.column7, last_error = v.column8, finished_at = v.column9
     from (values ${values}) as v
     where webhook_deliveries.id = v.column1 and webhook_deliveries.lease_token = v.column2
     returning webhook_deliveries.id`
   i = 0
   const insertAttempts = `insert into webhook_attempts (${ATTEMPT_COLUMNS.join(', ')}) values ${rows(ATTEMPT_COLUMNS)} on conflict do nothing`
-  return { insertDeliveries, pick, lease, complete, insertAttempts }
+  i = 0
+  const endLease = `delete from webhook_leases where lease_token = ${next()} and endpoint_id = ${next()}`
+  return { insertDeliveries, pick, lease, countLease, complete, insertAttempts, endLease }
 }
 
 function completionParams(ids, leaseToken, now) {
@@ -669,8 +674,10 @@ function sqliteDatabase(file) {
         const insert = db.prepare(sql.insertDeliveries)
         const pick = db.prepare(sql.pick)
         const lease = db.prepare(sql.lease)
+        const countLease = db.prepare(sql.countLease)
         const complete = db.prepare(sql.complete)
         const attempts = db.prepare(sql.insertAttempts)
+        const endLease = db.prepare(sql.endLease)
         const batches = Math.ceil(n / FLOOR_BATCH)
         const now = Date.now()
         const insertSeconds = await timed(async () => {
@@ -681,13 +688,15 @@ function sqliteDatabase(file) {
           for (let b = 0; b < batches; b++) {
             const token = randomUUID()
             const ids = db.transaction(() => {
-              const picked = pick.all(endpointId, now).map((row) => row.id)
+              const picked = pick.all(endpointId, now, now).map((row) => row.id)
               lease.run(token, now, now + 60_000, ...picked)
+              countLease.run(token, endpointId, 'floor', picked.length, now + 60_000)
               return picked
             })()
             db.transaction(() => {
               const kept = complete.all(completionParams(ids, token, now)).map((row) => row.id)
               attempts.run(attemptParams(kept, accountId, now))
+              endLease.run(token, endpointId)
             })()
           }
         })
@@ -796,13 +805,15 @@ function postgresDatabase(url, name) {
           for (let b = 0; b < batches; b++) {
             const token = randomUUID()
             const ids = await tx(async () => {
-              const picked = (await client.query(`${sql.pick} for update skip locked`, [endpointId, now])).rows.map((row) => row.id)
+              const picked = (await client.query(`${sql.pick} for update skip locked`, [endpointId, now, now])).rows.map((row) => row.id)
               await client.query(sql.lease, [token, now, now + 60_000, ...picked])
+              await client.query(sql.countLease, [token, endpointId, 'floor', picked.length, now + 60_000])
               return picked
             })
             await tx(async () => {
               const kept = (await client.query(sql.complete, completionParams(ids, token, now))).rows.map((row) => row.id)
               await client.query(sql.insertAttempts, attemptParams(kept, accountId, now))
+              await client.query(sql.endLease, [token, endpointId])
             })
           }
         })

@@ -1,5 +1,6 @@
 import { type Kysely, type RawBuilder, sql } from 'kysely'
 import type { Clock } from '../platform/clock.js'
+import type { DialectFeatures } from '../platform/storage/database.js'
 import type { DB } from '../platform/storage/schema.js'
 import { transaction } from '../platform/storage/transaction.js'
 
@@ -21,6 +22,7 @@ function retentionStart(now: number, days: 's.webhook_retention_days'): RawBuild
 export class WebhookRetention {
   constructor(
     private readonly db: Kysely<DB>,
+    private readonly features: DialectFeatures,
     private readonly clock: Clock,
   ) {}
 
@@ -59,6 +61,20 @@ export class WebhookRetention {
     if (rows.length === 0) return 0
     await this.db.deleteFrom('events').where('id', 'in', rows.map((row) => row.id)).execute()
     return rows.length
+  }
+
+  /**
+   * Leases that ran out count for nothing (a worker died, or recorded its outcomes too late); their rows go. On
+   * PostgreSQL a row that a completion holds is left to a later run, so that neither waits for the other.
+   */
+  async pruneLeases(limit: number): Promise<number> {
+    let batch = this.db.selectFrom('webhook_leases').select(['lease_token', 'endpoint_id']).where('expires_at', '<=', this.clock.now()).limit(limit)
+    if (this.features.skipLocked) batch = batch.forUpdate().skipLocked()
+    const result = await this.db
+      .deleteFrom('webhook_leases')
+      .where(({ eb, refTuple }) => eb(refTuple('lease_token', 'endpoint_id'), 'in', batch.$asTuple('lease_token', 'endpoint_id')))
+      .executeTakeFirst()
+    return Number(result.numDeletedRows)
   }
 
   async pruneIdempotencyKeys(limit: number): Promise<number> {

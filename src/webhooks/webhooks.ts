@@ -33,7 +33,7 @@ export interface Webhooks {
   /** Not started here: `herald serve` and `herald worker` start it, the operator CLI commands don't. */
   worker: DeliveryWorker
   metrics: WebhookMetrics
-  pruners: { deliveries: Pruner; events: Pruner; idempotencyKeys: Pruner }
+  pruners: { deliveries: Pruner; events: Pruner; idempotencyKeys: Pruner; leases: Pruner }
 }
 
 export interface WebhookDeps {
@@ -62,7 +62,7 @@ export function openWebhooks({ config, database, box, clock, log, notifications,
   // DESIGN: a lease outlasts the attempt's timeout and the flush that records it, with room to spare.
   const leaseMs = 2 * config.webhookTimeoutMs + 10 * DEFAULT_WORKER_OPTIONS.flushIntervalMs
   const worker = new DeliveryWorker(queue, fanOut, jobs, store, sender, metrics, clock, log, wake, { ...DEFAULT_WORKER_OPTIONS, leaseMs })
-  const retention = new WebhookRetention(db, clock)
+  const retention = new WebhookRetention(db, features, clock)
   return {
     endpoints,
     subscriptions: new Subscriptions(db, store, clock),
@@ -75,6 +75,7 @@ export function openWebhooks({ config, database, box, clock, log, notifications,
       deliveries: new Pruner('finished webhook deliveries', (limit) => retention.pruneDeliveries(limit), log),
       events: new Pruner('webhook events past retention', (limit) => retention.pruneEvents(limit), log),
       idempotencyKeys: new Pruner('expired idempotency keys', (limit) => retention.pruneIdempotencyKeys(limit), log),
+      leases: new Pruner('ended webhook leases', (limit) => retention.pruneLeases(limit), log),
     },
   }
 }

@@ -4,7 +4,7 @@ import { DEFAULT_SETTINGS } from '../../src/platform/settings/settings.js'
 import { forEachDialect, OPERATOR_TOKEN, useHerald } from '../support/herald.js'
 import { call, createAccount } from '../support/http.js'
 import { eventually, Receiver } from '../support/receiver.js'
-import { type Delivery, LOCAL_DELIVERY, subscribedEndpoint, useReceiver, webhookApi } from './support.js'
+import { type Delivery, LOCAL_DELIVERY, leasedTo, subscribedEndpoint, useReceiver, webhookApi } from './support.js'
 
 const HOUR = 3600
 
@@ -249,16 +249,18 @@ forEachDialect((dialect) => {
   })
 
   describe('in-flight caps', () => {
-    it('never has more attempts open at an endpoint than its max_in_flight', async () => {
+    it('never has more attempts open at an endpoint than its max_in_flight, and releases its leases', async () => {
       const account = await createAccount(h.current)
       const api = await webhookApi(account, h.current.clock)
       const capped = await Receiver.start(() => ({ status: 200, delayMs: 30 }))
       try {
-        await subscribedEndpoint(api, capped.url, ['capped.*'], { max_in_flight: 3 })
+        const endpoint = await subscribedEndpoint(api, capped.url, ['capped.*'], { max_in_flight: 3 })
         for (let n = 0; n < 40; n++) expect((await api.post('/webhooks/events', { type: 'capped.tick', data: { n } })).status).toBe(201)
         await eventually(() => capped.requests.length === 40, 10_000, 'every delivery')
         expect(capped.maxConcurrent).toBeLessThanOrEqual(3)
         expect(capped.maxConcurrent).toBeGreaterThan(1)
+        // Once every attempt is recorded, no lease counts a delivery as in flight any more.
+        await eventually(async () => (await leasedTo(h.current.herald.database.db, endpoint.id, h.current.clock.now())) === 0, 10_000, 'the leases released')
       } finally {
         await capped.close()
       }
@@ -269,13 +271,17 @@ forEachDialect((dialect) => {
     it('counts the lost attempt from when it started, and attempts the delivery again', async () => {
       const account = await createAccount(h.current)
       const api = await webhookApi(account, h.current.clock)
-      await subscribedEndpoint(api, receiver.current.url, ['lease.*'])
+      const endpoint = await subscribedEndpoint(api, receiver.current.url, ['lease.*'])
       // No attempt is answered while the test looks: the first stands for one whose worker died mid-way.
       receiver.current.respond = () => ({ status: 204, delayMs: 10_000 })
       const published = await api.post<{ id: string }>('/webhooks/events', { type: 'lease.taken', data: {} })
       const attempts = () => receiver.current.requests.filter((request) => request.headers['webhook-id'] === published.body.id).length
       await eventually(() => attempts() === 1, 10_000, 'the first attempt')
       const leasedAt = h.current.clock.now()
+      // In flight, the delivery is next attempted when its lease ends, if that attempt never reports back.
+      const inFlight = await deliveryOf(api, `event_id=${published.body.id}`)
+      expect(inFlight).toMatchObject({ status: 'pending', attempt_count: 0 })
+      expect(Date.parse(inFlight.next_attempt_at!)).toBeGreaterThan(leasedAt)
 
       h.current.clock.advanceSeconds(HOUR)
       await eventually(() => attempts() === 2, 10_000, 'the attempt after the lease ran out')
@@ -283,6 +289,11 @@ forEachDialect((dialect) => {
       expect(delivery).toMatchObject({ status: 'pending', attempt_count: 1, last_error: 'worker_lost', last_response_status: null })
       expect(Date.parse(delivery.last_attempt_at!)).toBe(leasedAt)
       expect(delivery.attempts).toEqual([expect.objectContaining({ number: 1, error: 'worker_lost', response_status: null, started_at: delivery.last_attempt_at })])
+      // The lost lease counts for nothing and its row is pruned; the new lease counts the attempt in flight.
+      const { database, pruners } = h.current.herald
+      expect(await leasedTo(database.db, endpoint.id, h.current.clock.now())).toBe(1)
+      expect(await pruners.leases.runOnce()).toBe(1)
+      expect(await database.db.selectFrom('webhook_leases').select('outstanding').where('endpoint_id', '=', endpoint.id).execute()).toEqual([{ outstanding: 1 }])
     })
   })
 

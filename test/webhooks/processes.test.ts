@@ -6,10 +6,12 @@ import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vi
 import { freePort, startHerald, type TestHerald } from '../support/herald.js'
 import { createAccount } from '../support/http.js'
 import { eventually, Receiver } from '../support/receiver.js'
-import { LOCAL_DELIVERY, subscribedEndpoint, type WebhookApi, webhookApi } from './support.js'
+import { LOCAL_DELIVERY, leasedTo, subscribedEndpoint, type WebhookApi, webhookApi } from './support.js'
 
 const MAIN = path.join(fileURLToPath(new URL('../..', import.meta.url)), 'dist', 'main.js')
 const EVENTS = 2000
+/** The endpoint's cap: below either worker's own concurrency, so only counting each other's leases keeps to it. */
+const MAX_IN_FLIGHT = 50
 /** Short attempts, so a killed worker's leases (twice this) run out within the test. */
 const ATTEMPT_TIMEOUT_MS = 2000
 
@@ -89,7 +91,7 @@ describe.runIf(postgres)('delivery workers as separate processes on PostgreSQL',
   async function heldBacklog(): Promise<{ api: WebhookApi; endpointId: string; eventIds: string[] }> {
     const account = await createAccount(h)
     const api = await webhookApi(account, h.clock)
-    const endpoint = await subscribedEndpoint(api, receiver.url, ['load.*'], { max_in_flight: 50 })
+    const endpoint = await subscribedEndpoint(api, receiver.url, ['load.*'], { max_in_flight: MAX_IN_FLIGHT })
     await api.patch(`/webhooks/endpoints/${endpoint.id}`, { status: 'disabled' })
     const eventIds = await publishMany(api, EVENTS)
     return { api, endpointId: endpoint.id, eventIds }
@@ -135,6 +137,8 @@ describe.runIf(postgres)('delivery workers as separate processes on PostgreSQL',
     const lost = attempts.rows.filter((attempt) => attempt.error === 'worker_lost')
     expect(lost.length).toBeGreaterThan(0)
     expect(lost.every((attempt) => attempt.response_status === null)).toBe(true)
+    // The killed worker's leases ran out and count for nothing; the survivor's were released as it recorded.
+    expect(await leasedTo(h.herald.database.db, endpointId, Date.now())).toBe(0)
   }, 120_000)
 
   it('shares the work between two workers without attempting a delivery twice at once, each reporting its own attempts', async () => {
@@ -154,6 +158,9 @@ describe.runIf(postgres)('delivery workers as separate processes on PostgreSQL',
 
     await eventually(async () => (await statusCounts(h, endpointId)).succeeded === EVENTS, 60_000, 'every delivery to succeed')
     expect(overlaps).toEqual([])
+    // Each worker counts the other's leases against the endpoint's cap.
+    expect(receiver.maxConcurrent).toBeLessThanOrEqual(MAX_IN_FLIGHT)
+    expect(await leasedTo(h.herald.database.db, endpointId, Date.now())).toBe(0)
     const received = receiver.messageIds
     expect(new Set(received)).toEqual(new Set(eventIds))
     // No lease was lost, so every event arrived exactly once and every delivery has one attempt.

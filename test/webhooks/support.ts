@@ -1,4 +1,6 @@
+import type { Kysely } from 'kysely'
 import { afterEach, beforeEach } from 'vitest'
+import type { DB } from '../../src/platform/storage/schema.js'
 import type { TestClock } from '../support/clock.js'
 import type { CreatedAccount, StartOptions } from '../support/herald.js'
 import { call, managementToken } from '../support/http.js'
@@ -47,6 +49,17 @@ export async function subscribedEndpoint(api: WebhookApi, url: string, eventType
   const subscription = await api.post('/webhooks/subscriptions', { endpoint_id: endpoint.body.id, event_types: eventTypes })
   if (subscription.status !== 201) throw new Error(`subscription failed: ${subscription.status} ${JSON.stringify(subscription.body)}`)
   return endpoint.body
+}
+
+/** The deliveries to `endpointId` that leases running at `now` count as in flight (see DeliveryQueue.claim). */
+export async function leasedTo(db: Kysely<DB>, endpointId: string, now: number): Promise<number> {
+  const row = await db
+    .selectFrom('webhook_leases')
+    .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('outstanding'), eb.lit(0)).as('n'))
+    .where('endpoint_id', '=', endpointId)
+    .where('expires_at', '>', now)
+    .executeTakeFirstOrThrow()
+  return Number(row.n)
 }
 
 export interface Delivery {

@@ -19,6 +19,7 @@ export interface DB {
   webhook_deliveries: WebhookDeliveriesTable
   webhook_attempts: WebhookAttemptsTable
   webhook_jobs: WebhookJobsTable
+  webhook_leases: WebhookLeasesTable
 }
 
 export type AccountStatus = 'active' | 'disabled'
@@ -213,20 +214,30 @@ export interface WebhookDeliveriesTable {
   endpoint_id: string
   status: DeliveryStatus
   attempt_count: number
-  /**
-   * When a pending delivery is next due. While a worker holds it, this is when the lease ends: a lease that
-   * runs out makes the delivery due again.
-   */
+  /** When a pending delivery is due. A lease leaves it as it is (see lease_expires_at). */
   next_attempt_at: number | null
   /** The worker's claim on the delivery; a completion that doesn't carry it is discarded. */
   lease_token: string | null
   leased_at: number | null
+  /** When the lease ends; a lease that runs out makes the delivery due again. Null when not leased. */
+  lease_expires_at: number | null
   last_attempt_at: number | null
   last_response_status: number | null
   last_error: string | null
   /** When it became succeeded, failed or cancelled: retention counts from here. */
   finished_at: number | null
   created_at: number
+}
+
+/** One claim's deliveries to one endpoint that are still in flight: what counts against the endpoint's cap. */
+export interface WebhookLeasesTable {
+  lease_token: string
+  endpoint_id: string
+  /** The process that took the lease (see DeliveryQueue): it counts its own attempts in flight itself. */
+  holder: string
+  /** The lease's deliveries whose attempt is not yet recorded. */
+  outstanding: number
+  expires_at: number
 }
 
 export interface WebhookAttemptsTable {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { type Expression, type ExpressionBuilder, type Kysely, type RawBuilder, sql } from 'kysely'
+import { type Expression, type ExpressionBuilder, type Kysely, type RawBuilder, type SelectQueryBuilder, sql } from 'kysely'
 import type { Clock } from '../../platform/clock.js'
 import type { Outbox } from '../../platform/events/outbox.js'
 import type { SettingsStore } from '../../platform/settings/settings.js'
@@ -10,6 +10,7 @@ import { type Tx, transaction } from '../../platform/storage/transaction.js'
 import type { EndpointStore } from '../endpoints/endpoint-store.js'
 import type { Endpoints } from '../endpoints/endpoints.js'
 import { isOperationalType } from '../events/event-types.js'
+import { claimable, countsPerLease, perEndpoint, releaseLeases } from './leases.js'
 import { nextAttemptAt } from './retry-schedule.js'
 
 /** A delivery a worker holds under a lease, with what it needs to send it. */
@@ -61,11 +62,16 @@ export function isSuccess(status: number | null): boolean {
 /**
  * The deliveries table as a queue. A claim leases due deliveries in one short transaction: an endpoint gets at
  * most its in-flight cap minus what is already leased, and no more than its rate limit allows in the current
- * second. While leased, `next_attempt_at` is the lease's end, so a worker that dies leaves its deliveries due
- * again after it; the next claim records the lost attempt as `worker_lost`. Completions are written in batches
- * and fenced by the lease token, so a worker that lost its lease can't overwrite the new owner's result.
+ * second. A lease sets `lease_expires_at` and changes no indexed column, so on PostgreSQL it writes no index
+ * entry; a worker that dies leaves its deliveries due again when their leases end, and the next claim records
+ * the lost attempt as `worker_lost`. Each claim also counts its deliveries per endpoint in `webhook_leases`,
+ * which is how other processes learn an endpoint's deliveries in flight. Completions are written in batches and
+ * fenced by the lease token, so a worker that lost its lease can't overwrite the new owner's result.
  */
 export class DeliveryQueue {
+  /** Names this process's leases, whose attempts in flight it counts itself (see claim). */
+  readonly #holder = randomUUID()
+
   constructor(
     private readonly db: Kysely<DB>,
     private readonly features: DialectFeatures,
@@ -77,11 +83,11 @@ export class DeliveryQueue {
   ) {}
 
   /**
-   * `finished` are deliveries whose attempts the caller has completed but not yet recorded: still leased in the
-   * table, but no longer in flight, so they don't count against their endpoint's cap. The next claim need not
-   * wait for their completion to be written.
+   * `inFlightHere` counts, per endpoint, this process's attempts still being sent. Other processes' are read from
+   * their leases; this process's own are taken from the caller, who knows them to the attempt, so that the next
+   * claim need not wait for finished attempts to be recorded.
    */
-  async claim(capacity: number, leaseMs: number, finished: readonly string[]): Promise<Claim> {
+  async claim(capacity: number, leaseMs: number, inFlightHere: ReadonlyMap<string, number>): Promise<Claim> {
     return transaction(this.db, async (tx) => {
       if (this.features.skipLocked) await sql`select pg_advisory_xact_lock(${CLAIM_LOCK})`.execute(tx.db)
       const now = this.clock.now()
@@ -89,26 +95,19 @@ export class DeliveryQueue {
       const candidates = await tx.db
         .selectFrom('webhook_endpoints as e')
         .select(['e.id', 'e.max_in_flight', 'e.rate_limit', 'e.rate_window_start', 'e.rate_window_count'])
-        .select((eb) => {
-          let leased = eb
-            .selectFrom('webhook_deliveries as l')
-            .select((count) => count.fn.countAll<number>().as('n'))
+        .select((eb) =>
+          eb
+            .selectFrom('webhook_leases as l')
+            .select((sum) => sum.fn.sum<number>('l.outstanding').as('n'))
             .whereRef('l.endpoint_id', '=', 'e.id')
-            .where('l.status', '=', 'pending')
-            .where('l.next_attempt_at', '>', now)
-            .where('l.lease_token', 'is not', null)
-          if (finished.length > 0) {
-            const done = jsonRows(this.features, { id: 'text' }, finished.map((id) => ({ id })))
-            leased = leased.where('l.id', 'not in', (sub) => sub.selectFrom(done.as('f')).select(sql.ref<string>('f.id').as('id')))
-          }
-          return leased.as('in_flight')
-        })
+            .where('l.holder', '<>', this.#holder)
+            .where('l.expires_at', '>', now)
+            .as('in_flight_elsewhere'),
+        )
         .where('e.status', '=', 'active')
         // A disabled (suspended) account's deliveries wait until it is enabled again.
         .where((eb) => eb.exists(eb.selectFrom('accounts as a').select('a.id').whereRef('a.id', '=', 'e.account_id').where('a.status', '=', 'active')))
-        .where((eb) =>
-          eb.exists(eb.selectFrom('webhook_deliveries as d').select('d.id').whereRef('d.endpoint_id', '=', 'e.id').where('d.status', '=', 'pending').where('d.next_attempt_at', '<=', now)),
-        )
+        .where((eb) => eb.exists(eb.selectFrom('webhook_deliveries as d').select('d.id').whereRef('d.endpoint_id', '=', 'e.id').where(claimable('d', now))))
         .execute()
 
       let remaining = capacity
@@ -120,7 +119,7 @@ export class DeliveryQueue {
           capped = true
           break
         }
-        let allowance = endpoint.max_in_flight - Number(endpoint.in_flight ?? 0)
+        let allowance = endpoint.max_in_flight - Number(endpoint.in_flight_elsewhere ?? 0) - (inFlightHere.get(endpoint.id) ?? 0)
         if (allowance <= 0) capped = true
         let rate: { used: number } | null = null
         if (endpoint.rate_limit !== null) {
@@ -143,8 +142,7 @@ export class DeliveryQueue {
               .selectFrom('webhook_deliveries')
               .select('id')
               .where('endpoint_id', '=', endpointId)
-              .where('status', '=', 'pending')
-              .where('next_attempt_at', '<=', now)
+              .where(claimable('webhook_deliveries', now))
               .orderBy('next_attempt_at')
               .limit(take)
               .as(`p${index}`),
@@ -153,7 +151,7 @@ export class DeliveryQueue {
       )
       const picked = picks.slice(1).reduce((union, pick) => union.unionAll(pick), picks[0]!)
       const leaseToken = randomUUID()
-      const rows = await this.#lease(tx, picked.$asScalar(), now, leaseToken, now + leaseMs)
+      const rows = await this.#lease(tx, picked, now, leaseToken, now + leaseMs)
       if (rows.length === 0) return { deliveries: [], rateLimited, capped }
 
       // The lease statement counted each lost attempt on its delivery; here is its record.
@@ -166,8 +164,7 @@ export class DeliveryQueue {
           .execute()
       }
 
-      const claimedOf = new Map<string, number>()
-      for (const row of rows) claimedOf.set(row.endpoint_id, (claimedOf.get(row.endpoint_id) ?? 0) + 1)
+      const claimedOf = perEndpoint(rows)
       // An endpoint that got all it asked for may have had more due.
       if (takes.some(({ endpointId, take }) => claimedOf.get(endpointId) === take)) capped = true
       for (const { endpointId, rate } of takes) {
@@ -194,14 +191,15 @@ export class DeliveryQueue {
   }
 
   /**
-   * Leases the picked deliveries that are still due; answers each as it was before (a previous lease means a lost
-   * attempt), with its event's payload, which the attempt needs. On PostgreSQL this is one statement: the rows are
-   * locked (SKIP LOCKED leaves a row another transaction is changing to a later claim), leased, and read back.
+   * Leases the picked deliveries that are still claimable and records the lease's count per endpoint; answers each
+   * delivery as it was before (a previous lease means a lost attempt), with its event's payload, which the attempt
+   * needs. On PostgreSQL this is one statement: the rows are locked (SKIP LOCKED leaves a row another transaction
+   * is changing to a later claim), leased, counted, and read back.
    */
-  async #lease(tx: Tx, picked: Expression<string>, now: number, leaseToken: string, leaseEnds: number) {
+  async #lease(tx: Tx, picked: SelectQueryBuilder<DB, never, { id: string }>, now: number, leaseToken: string, leaseEnds: number) {
     // A lease that ran out: the worker holding it is gone, and whether its attempt reached the receiver is unknown.
     // It counts as an attempt, which started when that lease was taken, and the delivery is tried again at once.
-    // SET reads the row as it was, so `leased_at` on the right is the lost lease's.
+    // SET reads the row as it was, so `leased_at` on the right is the lost lease's. No indexed column changes.
     const lease = (eb: ExpressionBuilder<DB, 'webhook_deliveries'>) => {
       // `column` becomes `value` where the row's lease was lost, and stays as it is elsewhere.
       const ifLost = <C extends 'attempt_count' | 'last_attempt_at' | 'last_error' | 'last_response_status'>(column: C, value: Expression<WebhookDeliveriesTable[C]>) =>
@@ -209,40 +207,62 @@ export class DeliveryQueue {
       return {
         lease_token: leaseToken,
         leased_at: now,
-        next_attempt_at: leaseEnds,
+        lease_expires_at: leaseEnds,
         attempt_count: ifLost('attempt_count', eb('attempt_count', '+', 1)),
         last_attempt_at: ifLost('last_attempt_at', eb.ref('leased_at')),
         last_error: ifLost('last_error', sql.lit('worker_lost')),
         last_response_status: ifLost('last_response_status', sql.lit(null)),
       }
     }
-    // The status and due time are asked again because PostgreSQL, locking a row that a transaction committed since
-    // `picked` was read (a late completion of a lapsed lease, an endpoint's deletion), checks only these
-    // conditions against the row's new version: without them a finished delivery would be leased again.
+    // Claimability is asked again because PostgreSQL, locking a row that a transaction committed since `picked`
+    // was read (a late completion of a lapsed lease, an endpoint's deletion), checks only these conditions against
+    // the row's new version: without them a finished delivery would be leased again.
     const due = tx.db
       .selectFrom('webhook_deliveries as d')
       .innerJoin('events as e', 'e.id', 'd.event_id')
       .select(['d.id', 'd.account_id', 'd.endpoint_id', 'd.event_id', 'd.event_type', 'd.attempt_count', 'd.lease_token', 'd.leased_at', 'e.data', 'e.created_at'])
-      .where('d.id', 'in', picked)
-      .where('d.status', '=', 'pending')
-      .where('d.next_attempt_at', '<=', now)
+      .where(claimable('d', now))
+    const leaseRow = { lease_token: leaseToken, holder: this.#holder, expires_at: leaseEnds }
     if (this.features.skipLocked && this.features.writableCtes) {
-      // Locks the deliveries only (not their events); the statement leases exactly the rows it answers.
+      // Locks the deliveries only (not their events); the statement leases exactly the rows it answers. The ids
+      // as an array keep the lookup on the primary key whatever the planner's statistics say: as a semi-join, on
+      // a table of 20,000 analysed rows, it read the whole table for every claim.
       return tx.db
-        .with('claimed', () => due.forUpdate('d').skipLocked())
+        .with('claimed', () => due.where('d.id', '=', sql<string>`any(array(${picked}))`).forUpdate('d').skipLocked())
         .with('leased', (db) => db.updateTable('webhook_deliveries').set(lease).where('id', 'in', (eb) => eb.selectFrom('claimed').select('claimed.id')))
+        .with('counted', (db) =>
+          db
+            .insertInto('webhook_leases')
+            .columns(['lease_token', 'endpoint_id', 'holder', 'outstanding', 'expires_at'])
+            .expression((eb) =>
+              eb
+                .selectFrom('claimed')
+                .select((count) => [
+                  sql<string>`cast(${leaseRow.lease_token} as text)`.as('lease_token'),
+                  'claimed.endpoint_id',
+                  sql<string>`cast(${leaseRow.holder} as text)`.as('holder'),
+                  count.fn.countAll<number>().as('outstanding'),
+                  sql<number>`cast(${leaseRow.expires_at} as bigint)`.as('expires_at'),
+                ])
+                .groupBy('claimed.endpoint_id'),
+            ),
+        )
         .selectFrom('claimed')
         .selectAll()
         .execute()
     }
     // SQLite: one process with one connection, whose transactions run one at a time: nothing changes in between.
-    const rows = await due.execute()
+    const rows = await due.where('d.id', 'in', picked).execute()
     if (rows.length === 0) return rows
     const leased = jsonRows(this.features, { id: 'text' }, rows.map((row) => ({ id: row.id })))
     await tx.db
       .updateTable('webhook_deliveries')
       .set(lease)
       .where('id', 'in', (eb) => eb.selectFrom(leased.as('l')).select(sql.ref<string>('l.id').as('id')))
+      .execute()
+    await tx.db
+      .insertInto('webhook_leases')
+      .values([...perEndpoint(rows)].map(([endpointId, count]) => ({ ...leaseRow, endpoint_id: endpointId, outstanding: count })))
       .execute()
     return rows
   }
@@ -256,9 +276,10 @@ export class DeliveryQueue {
     if (outcomes.length === 0) return []
     const now = this.clock.now()
     const plans = await Promise.all(outcomes.map((outcome) => this.#plan(outcome, now)))
-    if (this.features.writableCtes && plans.every((plan) => plan.status === 'succeeded')) return this.#completeSuccesses(plans)
+    if (this.features.writableCtes && plans.every((plan) => plan.status === 'succeeded')) return this.#completeSuccesses(plans, now)
     return transaction(this.db, async (tx) => {
       const kept = new Set(await this.#apply(tx, plans))
+      for (const statement of this.#releaseLeases(plans, now)) await statement.execute(tx.db)
       const applied = plans.filter((plan) => kept.has(plan.outcome.delivery.id))
       if (applied.length === 0) return []
       await this.#attemptsInsert(applied.map((plan) => plan.outcome)).execute(tx.db)
@@ -287,8 +308,23 @@ export class DeliveryQueue {
 
   /** When the earliest pending delivery is due (a leased one: when its lease ends), or null when none waits. */
   async nextDueAt(): Promise<number | null> {
-    const row = await this.db.selectFrom('webhook_deliveries').select((eb) => eb.fn.min('next_attempt_at').as('due')).where('status', '=', 'pending').executeTakeFirst()
-    return row?.due ?? null
+    const now = this.clock.now()
+    const row = await this.db
+      .selectNoFrom((eb) => [
+        eb
+          .selectFrom('webhook_deliveries')
+          .select((min) => min.fn.min('next_attempt_at').as('due'))
+          .where('status', '=', 'pending')
+          .where((unleased) => unleased.or([unleased('lease_expires_at', 'is', null), unleased('lease_expires_at', '<=', now)]))
+          .as('waiting'),
+        eb
+          .selectFrom('webhook_leases')
+          .select((min) => min.fn.min('expires_at').as('ends'))
+          .as('leased'),
+      ])
+      .executeTakeFirstOrThrow()
+    const times = [row.waiting, row.leased].filter((time) => time !== null).map(Number)
+    return times.length > 0 ? Math.min(...times) : null
   }
 
   async #plan(outcome: AttemptOutcome, now: number): Promise<CompletionPlan> {
@@ -306,6 +342,14 @@ export class DeliveryQueue {
   async #apply(tx: Tx, plans: readonly CompletionPlan[]): Promise<string[]> {
     const { rows } = await this.#applyQuery(plans).execute(tx.db)
     return rows.map((row) => row.id)
+  }
+
+  /**
+   * Every plan's lease is released, applied or not: one that was not had lost its lease (it ran out, or the
+   * endpoint was deleted while the attempt was in flight), and such a lease's count no longer matters.
+   */
+  #releaseLeases(plans: readonly CompletionPlan[], now: number) {
+    return releaseLeases(countsPerLease(this.features, plans.map(({ outcome }) => outcome.delivery)), now)
   }
 
   #applyQuery(plans: readonly CompletionPlan[]): RawBuilder<{ id: string; endpoint_id: string }> {
@@ -326,7 +370,7 @@ export class DeliveryQueue {
     )
     return sql`
       update webhook_deliveries set
-        status = v.status, attempt_count = v.attempt_count, next_attempt_at = v.next_attempt_at, lease_token = null, leased_at = null,
+        status = v.status, attempt_count = v.attempt_count, next_attempt_at = v.next_attempt_at, lease_token = null, leased_at = null, lease_expires_at = null,
         last_attempt_at = v.last_attempt_at, last_response_status = v.last_response_status, last_error = v.last_error, finished_at = v.finished_at
       from ${outcomes} as v
       where webhook_deliveries.id = v.id and webhook_deliveries.lease_token = v.lease_token
@@ -361,11 +405,14 @@ export class DeliveryQueue {
    * place of a transaction's five round trips. Successes record no event and disable no endpoint; they only end
    * their endpoints' runs of failures.
    */
-  async #completeSuccesses(plans: readonly CompletionPlan[]): Promise<Array<{ status: DeliveryStatus }>> {
+  async #completeSuccesses(plans: readonly CompletionPlan[], now: number): Promise<Array<{ status: DeliveryStatus }>> {
+    const [ended, released] = this.#releaseLeases(plans, now)
     const { rows } = await sql<{ id: string }>`
       with applied as (${this.#applyQuery(plans)}),
       attempts as (${this.#attemptsInsert(plans.map((plan) => plan.outcome), sql`a.delivery_id in (select id from applied)`)}),
-      recovered as (${this.#endFailureRuns(this.db, sql<string>`(select endpoint_id from applied)`)})
+      recovered as (${this.#endFailureRuns(this.db, sql<string>`(select endpoint_id from applied)`)}),
+      ended as (${ended}),
+      released as (${released})
       select id from applied`.execute(this.db)
     return rows.map(() => ({ status: 'succeeded' }))
   }

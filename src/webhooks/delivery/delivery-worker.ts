@@ -50,14 +50,14 @@ export class DeliveryWorker {
   #coalescing = false
   #timer: NodeJS.Timeout | undefined
   #inFlight = 0
+  /** `#inFlight` per endpoint: what the claims count against each endpoint's cap for this process. */
+  readonly #inFlightTo = new Map<string, number>()
   readonly #sends = new Set<Promise<void>>()
   #completed: AttemptOutcome[] = []
   /** A flush since the last look at the next due time recorded an attempt that failed: a retry may be due. */
   #retriesScheduled = false
   /** The last claim left due deliveries for lack of room. */
   #capped = false
-  /** The completions the flush under way is writing. */
-  #recording: readonly AttemptOutcome[] = []
   #flushTimer: NodeJS.Timeout | undefined
   #flushing: Promise<void> | undefined
 
@@ -158,8 +158,7 @@ export class DeliveryWorker {
       this.#capped = true
       return false
     }
-    const unrecorded = [...this.#recording, ...this.#completed].map((outcome) => outcome.delivery.id)
-    const { deliveries, rateLimited, capped } = await this.queue.claim(capacity, this.options.leaseMs, unrecorded)
+    const { deliveries, rateLimited, capped } = await this.queue.claim(capacity, this.options.leaseMs, this.#inFlightTo)
     this.#capped = capped
     for (const delivery of deliveries) this.#send(delivery)
     // A full claim suggests more is due: claim again as soon as this pass ends.
@@ -169,6 +168,7 @@ export class DeliveryWorker {
 
   #send(delivery: ClaimedDelivery): void {
     this.#inFlight++
+    this.#inFlightTo.set(delivery.endpointId, (this.#inFlightTo.get(delivery.endpointId) ?? 0) + 1)
     const sending = this.#attempt(delivery)
       .catch((error: unknown) => {
         this.log.error({ err: error, delivery: delivery.id }, 'a webhook attempt failed unexpectedly; its lease will run out and it will be retried')
@@ -176,6 +176,9 @@ export class DeliveryWorker {
       })
       .then((outcome) => {
         this.#inFlight--
+        const left = this.#inFlightTo.get(delivery.endpointId)! - 1
+        if (left === 0) this.#inFlightTo.delete(delivery.endpointId)
+        else this.#inFlightTo.set(delivery.endpointId, left)
         this.#sends.delete(sending)
         if (outcome) {
           this.metrics.attempted(outcome)
@@ -213,9 +216,8 @@ export class DeliveryWorker {
     while (this.#flushing) await this.#flushing
     const batch = this.#completed.splice(0, FLUSH_BATCH)
     if (batch.length === 0) return
-    this.#recording = batch
-    // What the last claim had to leave can go out now, without waiting for this write: the claim counts these
-    // attempts as finished (see DeliveryQueue.claim).
+    // What the last claim had to leave can go out now, without waiting for this write: a claim counts this
+    // process's attempts by what it is still sending, not by what is recorded (see DeliveryQueue.claim).
     if (this.#capped) this.wake('deliveries')
     const retries = batch.some((outcome) => !isSuccess(outcome.responseStatus))
     this.#flushing = this.queue
@@ -231,7 +233,6 @@ export class DeliveryWorker {
       })
       .finally(() => {
         this.#flushing = undefined
-        this.#recording = []
       })
     await this.#flushing
     if (this.#completed.length > 0) this.#scheduleFlush()

@@ -73,6 +73,7 @@ export class FanOut {
           next_attempt_at: active ? now : null,
           lease_token: null,
           leased_at: null,
+          lease_expires_at: null,
           last_attempt_at: null,
           last_response_status: null,
           last_error: null,

@@ -130,7 +130,7 @@ export class Endpoints {
       const now = this.clock.now()
       await tx.db
         .updateTable('webhook_deliveries')
-        .set({ status: 'cancelled', next_attempt_at: null, lease_token: null, finished_at: now })
+        .set({ status: 'cancelled', next_attempt_at: null, lease_token: null, lease_expires_at: null, finished_at: now })
         .where('endpoint_id', '=', endpointId)
         .where('status', 'in', ['pending', 'held'])
         .execute()

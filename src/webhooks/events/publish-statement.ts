@@ -28,6 +28,7 @@ const DELIVERY_COLUMNS: ColumnTypes<WebhookDeliveriesTable> = {
   next_attempt_at: 'bigint',
   lease_token: 'text',
   leased_at: 'bigint',
+  lease_expires_at: 'bigint',
   last_attempt_at: 'bigint',
   last_response_status: 'integer',
   last_error: 'text',

@@ -1,0 +1,61 @@
+import { type RawBuilder, type SqlBool, sql } from 'kysely'
+import type { DialectFeatures } from '../../platform/storage/database.js'
+import type { WebhookDeliveriesTable } from '../../platform/storage/schema.js'
+import { jsonRows } from '../../platform/storage/json-rows.js'
+
+/**
+ * The SQL of delivery leases. A lease lives on its delivery row (`lease_token`, `leased_at`, `lease_expires_at`)
+ * and changes no indexed column, so on PostgreSQL it can be a HOT update. Leased rows therefore keep their place
+ * in the queue index, and what that index can't tell, how many deliveries an endpoint has in flight, is kept in
+ * `webhook_leases`: one row per claim and endpoint, counted down as the claim's outcomes are recorded.
+ */
+
+/**
+ * The rows of `table` a claim may take: pending, due, and not under a lease that still runs. A claim reads past
+ * the endpoint's leased rows in the queue index, about its cap's worth.
+ */
+export function claimable(table: 'd' | 'webhook_deliveries', now: number): RawBuilder<SqlBool> {
+  const column = (name: keyof WebhookDeliveriesTable) => sql.ref(`${table}.${name}`)
+  return sql<SqlBool>`${column('status')} = 'pending' and ${column('next_attempt_at')} <= ${now} and (${column('lease_expires_at')} is null or ${column('lease_expires_at')} <= ${now})`
+}
+
+/**
+ * Since when a claimable delivery of `table` has been due: its due time, or the end of the lease it lost, which
+ * is later.
+ */
+export function dueSince(table: 'webhook_deliveries'): RawBuilder<number> {
+  return sql<number>`coalesce(${sql.ref(`${table}.lease_expires_at`)}, ${sql.ref(`${table}.next_attempt_at`)})`
+}
+
+/** How many of `deliveries` go to each endpoint. */
+export function perEndpoint(deliveries: ReadonlyArray<{ endpoint_id: string }>): Map<string, number> {
+  const counts = new Map<string, number>()
+  for (const { endpoint_id: endpointId } of deliveries) counts.set(endpointId, (counts.get(endpointId) ?? 0) + 1)
+  return counts
+}
+
+/** `deliveries` counted per lease and endpoint, as rows (lease_token, endpoint_id, n). */
+export function countsPerLease(features: DialectFeatures, deliveries: ReadonlyArray<{ leaseToken: string; endpointId: string }>): RawBuilder<unknown> {
+  const counts = new Map<string, { lease_token: string; endpoint_id: string; n: number }>()
+  for (const { leaseToken, endpointId } of deliveries) {
+    const key = `${leaseToken} ${endpointId}`
+    const count = counts.get(key)
+    if (count) count.n++
+    else counts.set(key, { lease_token: leaseToken, endpoint_id: endpointId, n: 1 })
+  }
+  return jsonRows(features, { lease_token: 'text', endpoint_id: 'text', n: 'integer' }, [...counts.values()])
+}
+
+/**
+ * Takes recorded deliveries off their leases' counts, given as rows (lease_token, endpoint_id, n); a count that
+ * reaches zero goes. Two statements, whose conditions part the lease rows between them, so that both can run in
+ * one WITH. Leases that ran out by `now` are left alone: they count for nothing, and the pruner deletes them
+ * without waiting for a completion that still holds one.
+ */
+export function releaseLeases(counts: RawBuilder<unknown>, now: number): [RawBuilder<unknown>, RawBuilder<unknown>] {
+  const matches = sql`c.lease_token = webhook_leases.lease_token and c.endpoint_id = webhook_leases.endpoint_id and webhook_leases.expires_at > ${now}`
+  return [
+    sql`delete from webhook_leases where exists (select 1 from ${counts} as c where ${matches} and webhook_leases.outstanding <= c.n)`,
+    sql`update webhook_leases set outstanding = webhook_leases.outstanding - c.n from ${counts} as c where ${matches} and webhook_leases.outstanding > c.n`,
+  ]
+}
