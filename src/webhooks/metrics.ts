@@ -3,7 +3,7 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client'
 import type { Clock } from '../platform/clock.js'
 import type { DB } from '../platform/storage/schema.js'
 import type { AttemptOutcome } from './delivery/delivery-queue.js'
-import { claimable, dueSince } from './delivery/leases.js'
+import { claimable, DUE_SINCE } from './delivery/leases.js'
 
 /** Counting every delivery by status scans the table, so a scrape reuses a count this fresh. */
 const STATUS_COUNT_MAX_AGE_MS = 15_000
@@ -48,7 +48,7 @@ export class WebhookMetrics {
       registers: [this.registry],
       async collect() {
         const now = clock.now()
-        const row = await db.selectFrom('webhook_deliveries').select((eb) => eb.fn.min(dueSince('webhook_deliveries')).as('due')).where(claimable('webhook_deliveries', now)).executeTakeFirst()
+        const row = await db.selectFrom('webhook_deliveries').select((eb) => eb.fn.min(DUE_SINCE).as('due')).where(claimable('webhook_deliveries', now)).executeTakeFirst()
         const due = row?.due ?? null
         this.set(due === null || due > now ? 0 : (now - due) / 1000)
       },

@@ -10,7 +10,7 @@ import { type Tx, transaction } from '../../platform/storage/transaction.js'
 import type { EndpointStore } from '../endpoints/endpoint-store.js'
 import type { Endpoints } from '../endpoints/endpoints.js'
 import { isOperationalType } from '../events/event-types.js'
-import { claimable, countsPerLease, perEndpoint, releaseLeases } from './leases.js'
+import { claimable, countsPerLease, notLeased, perEndpoint, releaseLeases } from './leases.js'
 import { nextAttemptAt } from './retry-schedule.js'
 
 /** A delivery a worker holds under a lease, with what it needs to send it. */
@@ -279,7 +279,7 @@ export class DeliveryQueue {
     if (this.features.writableCtes && plans.every((plan) => plan.status === 'succeeded')) return this.#completeSuccesses(plans, now)
     return transaction(this.db, async (tx) => {
       const kept = new Set(await this.#apply(tx, plans))
-      for (const statement of this.#releaseLeases(plans, now)) await statement.execute(tx.db)
+      for (const statement of releaseLeases(this.#leaseCounts(plans), now)) await statement.execute(tx.db)
       const applied = plans.filter((plan) => kept.has(plan.outcome.delivery.id))
       if (applied.length === 0) return []
       await this.#attemptsInsert(applied.map((plan) => plan.outcome)).execute(tx.db)
@@ -315,7 +315,7 @@ export class DeliveryQueue {
           .selectFrom('webhook_deliveries')
           .select((min) => min.fn.min('next_attempt_at').as('due'))
           .where('status', '=', 'pending')
-          .where((unleased) => unleased.or([unleased('lease_expires_at', 'is', null), unleased('lease_expires_at', '<=', now)]))
+          .where(notLeased('webhook_deliveries', now))
           .as('waiting'),
         eb
           .selectFrom('webhook_leases')
@@ -345,11 +345,12 @@ export class DeliveryQueue {
   }
 
   /**
-   * Every plan's lease is released, applied or not: one that was not had lost its lease (it ran out, or the
-   * endpoint was deleted while the attempt was in flight), and such a lease's count no longer matters.
+   * The deliveries of `plans` per lease and endpoint, to release (see releaseLeases). Every plan counts, applied
+   * or not: one that was not had lost its lease (it ran out, or the endpoint was deleted while the attempt was in
+   * flight), and such a lease's count no longer matters.
    */
-  #releaseLeases(plans: readonly CompletionPlan[], now: number) {
-    return releaseLeases(countsPerLease(this.features, plans.map(({ outcome }) => outcome.delivery)), now)
+  #leaseCounts(plans: readonly CompletionPlan[]): RawBuilder<unknown> {
+    return countsPerLease(this.features, plans.map(({ outcome }) => outcome.delivery))
   }
 
   #applyQuery(plans: readonly CompletionPlan[]): RawBuilder<{ id: string; endpoint_id: string }> {
@@ -406,11 +407,12 @@ export class DeliveryQueue {
    * their endpoints' runs of failures.
    */
   async #completeSuccesses(plans: readonly CompletionPlan[], now: number): Promise<Array<{ status: DeliveryStatus }>> {
-    const [ended, released] = this.#releaseLeases(plans, now)
+    const [ended, released] = releaseLeases(sql`lease_counts`, now)
     const { rows } = await sql<{ id: string }>`
       with applied as (${this.#applyQuery(plans)}),
       attempts as (${this.#attemptsInsert(plans.map((plan) => plan.outcome), sql`a.delivery_id in (select id from applied)`)}),
       recovered as (${this.#endFailureRuns(this.db, sql<string>`(select endpoint_id from applied)`)}),
+      lease_counts as ${this.#leaseCounts(plans)},
       ended as (${ended}),
       released as (${released})
       select id from applied`.execute(this.db)

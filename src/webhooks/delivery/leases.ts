@@ -10,22 +10,23 @@ import { jsonRows } from '../../platform/storage/json-rows.js'
  * `webhook_leases`: one row per claim and endpoint, counted down as the claim's outcomes are recorded.
  */
 
-/**
- * The rows of `table` a claim may take: pending, due, and not under a lease that still runs. A claim reads past
- * the endpoint's leased rows in the queue index, about its cap's worth.
- */
-export function claimable(table: 'd' | 'webhook_deliveries', now: number): RawBuilder<SqlBool> {
-  const column = (name: keyof WebhookDeliveriesTable) => sql.ref(`${table}.${name}`)
-  return sql<SqlBool>`${column('status')} = 'pending' and ${column('next_attempt_at')} <= ${now} and (${column('lease_expires_at')} is null or ${column('lease_expires_at')} <= ${now})`
+/** The rows of `table` not under a lease that still runs at `now`: never leased, released, or lost. */
+export function notLeased(table: 'd' | 'webhook_deliveries', now: number): RawBuilder<SqlBool> {
+  const expires = sql.ref(`${table}.lease_expires_at`)
+  return sql<SqlBool>`(${expires} is null or ${expires} <= ${now})`
 }
 
 /**
- * Since when a claimable delivery of `table` has been due: its due time, or the end of the lease it lost, which
- * is later.
+ * The rows of `table` a claim may take: pending, due, and not leased. A claim reads past the endpoint's leased
+ * rows in the queue index, about its cap's worth.
  */
-export function dueSince(table: 'webhook_deliveries'): RawBuilder<number> {
-  return sql<number>`coalesce(${sql.ref(`${table}.lease_expires_at`)}, ${sql.ref(`${table}.next_attempt_at`)})`
+export function claimable(table: 'd' | 'webhook_deliveries', now: number): RawBuilder<SqlBool> {
+  const column = (name: keyof WebhookDeliveriesTable) => sql.ref(`${table}.${name}`)
+  return sql<SqlBool>`${column('status')} = 'pending' and ${column('next_attempt_at')} <= ${now} and ${notLeased(table, now)}`
 }
+
+/** Since when a claimable delivery has been due: its due time, or the end of the lease it lost, which is later. */
+export const DUE_SINCE = sql<number>`coalesce(lease_expires_at, next_attempt_at)`
 
 /** How many of `deliveries` go to each endpoint. */
 export function perEndpoint(deliveries: ReadonlyArray<{ endpoint_id: string }>): Map<string, number> {
