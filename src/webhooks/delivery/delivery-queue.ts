@@ -214,21 +214,24 @@ export class DeliveryQueue {
         last_response_status: ifLost('last_response_status', sql.lit(null)),
       }
     }
-    // Claimability is asked again because PostgreSQL, locking a row that a transaction committed since `picked`
-    // was read (a late completion of a lapsed lease, an endpoint's deletion), checks only these conditions against
-    // the row's new version: without them a finished delivery would be leased again.
-    const due = tx.db
-      .selectFrom('webhook_deliveries as d')
-      .innerJoin('events as e', 'e.id', 'd.event_id')
-      .select(['d.id', 'd.account_id', 'd.endpoint_id', 'd.event_id', 'd.event_type', 'd.attempt_count', 'd.lease_token', 'd.leased_at', 'e.data', 'e.created_at'])
-      .where(claimable('d', now))
+    const columns = ['d.id', 'd.account_id', 'd.endpoint_id', 'd.event_id', 'd.event_type', 'd.attempt_count', 'd.lease_token', 'd.leased_at', 'e.data', 'e.created_at'] as const
     const leaseRow = { lease_token: leaseToken, holder: this.#holder, expires_at: leaseEnds }
     if (this.features.skipLocked && this.features.writableCtes) {
-      // Locks the deliveries only (not their events); the statement leases exactly the rows it answers. The ids
-      // as an array keep the lookup on the primary key whatever the planner's statistics say: as a semi-join, on
-      // a table of 20,000 analysed rows, it read the whole table for every claim.
+      // Each picked delivery is locked on its own, by primary key, in a lateral subquery (SKIP LOCKED leaves a row
+      // another transaction is changing to a later claim); the statement leases exactly the rows it answers.
+      // Claimability is asked again because PostgreSQL, locking a row that a transaction committed since `picked`
+      // was read (a late completion of a lapsed lease, an endpoint's deletion), checks only these conditions
+      // against the row's new version: without them a finished delivery would be leased again. Looked up one by
+      // one, the rows can't be found another way: as one scan of the picked ids, the planner may AND them with
+      // the due index (whose condition this one repeats), reading every due delivery's entry for each claim, and
+      // with the ids as a semi-join it read the whole table.
+      const claimed = tx.db
+        .selectFrom(picked.as('p'))
+        .crossJoinLateral((eb) => eb.selectFrom('webhook_deliveries as d').selectAll('d').whereRef('d.id', '=', 'p.id').where(claimable('d', now)).forUpdate().skipLocked().as('d'))
+        .innerJoin('events as e', 'e.id', 'd.event_id')
+        .select(columns)
       return tx.db
-        .with('claimed', () => due.where('d.id', '=', sql<string>`any(array(${picked}))`).forUpdate('d').skipLocked())
+        .with('claimed', () => claimed)
         .with('leased', (db) => db.updateTable('webhook_deliveries').set(lease).where('id', 'in', (eb) => eb.selectFrom('claimed').select('claimed.id')))
         .with('counted', (db) =>
           db
@@ -252,7 +255,7 @@ export class DeliveryQueue {
         .execute()
     }
     // SQLite: one process with one connection, whose transactions run one at a time: nothing changes in between.
-    const rows = await due.where('d.id', 'in', picked).execute()
+    const rows = await tx.db.selectFrom('webhook_deliveries as d').innerJoin('events as e', 'e.id', 'd.event_id').select(columns).where('d.id', 'in', picked).where(claimable('d', now)).execute()
     if (rows.length === 0) return rows
     const leased = jsonRows(this.features, { id: 'text' }, rows.map((row) => ({ id: row.id })))
     await tx.db
