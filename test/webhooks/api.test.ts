@@ -1,7 +1,7 @@
 import { Webhook } from 'standardwebhooks'
 import { describe, expect, it } from 'vitest'
 import type { Page } from '../../src/platform/pagination.js'
-import { forEachDialect, type TestHerald, useHerald } from '../support/herald.js'
+import { forEachDialect, startHerald, type TestHerald, useHerald } from '../support/herald.js'
 import { call, createAccount, managementToken } from '../support/http.js'
 import { eventually, type ReceivedRequest } from '../support/receiver.js'
 import { type Delivery, type Endpoint, LOCAL_DELIVERY, subscribedEndpoint, type WebhookApi, useReceiver, webhookApi } from './support.js'
@@ -568,8 +568,41 @@ forEachDialect((dialect) => {
       expect(sample(metrics.text, 'herald_webhook_attempt_duration_seconds_count')).toBeGreaterThanOrEqual(1)
       expect(sample(metrics.text, 'herald_webhook_publish_to_first_attempt_seconds_count')).toBeGreaterThanOrEqual(1)
       expect(sample(metrics.text, 'herald_webhook_deliveries{status="succeeded"}')).toBeGreaterThanOrEqual(1)
-      expect(sample(metrics.text, 'herald_webhook_queue_due')).toBeGreaterThanOrEqual(0)
-      expect(sample(metrics.text, 'herald_webhook_oldest_due_age_seconds')).toBeGreaterThanOrEqual(0)
+    })
+
+    it('counts a delivery in flight as due only once its lease has run out, and as due since then', async () => {
+      // Two instances on a database of their own, so the gauges count this test's delivery alone. The holder's
+      // worker keeps the delivery in flight (the receiver doesn't answer); the reader, which runs no worker, serves
+      // the gauges. Moving only the reader's clock past the lease's end stands for a holder that died: nothing
+      // claims the delivery again.
+      const reader = await startHerald(dialect, { ...LOCAL_DELIVERY, worker: false })
+      const holder = await startHerald(dialect, { ...LOCAL_DELIVERY, shareWith: reader })
+      try {
+        const gauges = async () => {
+          const { text } = await metricsText(reader)
+          return { due: sample(text, 'herald_webhook_queue_due'), oldestSeconds: sample(text, 'herald_webhook_oldest_due_age_seconds') }
+        }
+        const api = await webhookApi(await createAccount(holder), holder.clock)
+        const endpoint = await subscribedEndpoint(api, receiver.current.url, ['gauge.*'])
+        receiver.current.respond = () => ({ status: 204, delayMs: 60_000 })
+        await api.post('/webhooks/events', { type: 'gauge.probe', data: {} })
+        await eventually(() => receiver.current.requests.length === 1, 10_000, 'the attempt')
+        // In flight, the API gives the lease's end as the next attempt's time.
+        const [inFlight] = (await api.get<Page<Delivery>>(`/webhooks/deliveries?endpoint_id=${endpoint.id}`)).body.data
+        const leaseEnds = Date.parse(inFlight!.next_attempt_at!)
+        expect(await gauges()).toEqual({ due: 0, oldestSeconds: 0 })
+
+        reader.clock.advance(leaseEnds - 1000 - reader.clock.now())
+        expect(await gauges(), 'a second before the lease ends').toEqual({ due: 0, oldestSeconds: 0 })
+        reader.clock.advance(31_000)
+        // Due since the lease ended, not since the delivery was first due (before the lease).
+        expect(await gauges(), 'half a minute after the lease ended').toEqual({ due: 1, oldestSeconds: 30 })
+      } finally {
+        // Ends the held attempt, so that the holder's worker stops without waiting for it.
+        await receiver.current.close()
+        await holder.close()
+        await reader.close()
+      }
     })
   })
 
