@@ -572,19 +572,20 @@ forEachDialect((dialect) => {
 
     it('counts a delivery in flight as due only once its lease has run out, and as due since then', async () => {
       // Two instances on a database of their own, so the gauges count this test's delivery alone. The holder's
-      // worker keeps the delivery in flight (the receiver doesn't answer); the reader, which runs no worker, serves
-      // the gauges. Moving only the reader's clock past the lease's end stands for a holder that died: nothing
-      // claims the delivery again.
+      // worker keeps the delivery in flight (the receiver doesn't answer within the attempt's minute); the reader,
+      // which runs no worker, serves the gauges. Moving only the reader's clock past the lease's end stands for a
+      // holder that died: nothing claims the delivery again.
       const reader = await startHerald(dialect, { ...LOCAL_DELIVERY, worker: false })
-      const holder = await startHerald(dialect, { ...LOCAL_DELIVERY, shareWith: reader })
+      let holder: TestHerald | undefined
       try {
+        holder = await startHerald(dialect, { env: { ...LOCAL_DELIVERY.env, HERALD_WEBHOOK_TIMEOUT_MS: '60000' }, shareWith: reader })
         const gauges = async () => {
           const { text } = await metricsText(reader)
           return { due: sample(text, 'herald_webhook_queue_due'), oldestSeconds: sample(text, 'herald_webhook_oldest_due_age_seconds') }
         }
         const api = await webhookApi(await createAccount(holder), holder.clock)
         const endpoint = await subscribedEndpoint(api, receiver.current.url, ['gauge.*'])
-        receiver.current.respond = () => ({ status: 204, delayMs: 60_000 })
+        receiver.current.respond = () => ({ status: 204, delayMs: 120_000 })
         await api.post('/webhooks/events', { type: 'gauge.probe', data: {} })
         await eventually(() => receiver.current.requests.length === 1, 10_000, 'the attempt')
         // In flight, the API gives the lease's end as the next attempt's time.
@@ -600,7 +601,7 @@ forEachDialect((dialect) => {
       } finally {
         // Ends the held attempt, so that the holder's worker stops without waiting for it.
         await receiver.current.close()
-        await holder.close()
+        await holder?.close()
         await reader.close()
       }
     })

@@ -217,14 +217,13 @@ export class DeliveryQueue {
     const columns = ['d.id', 'd.account_id', 'd.endpoint_id', 'd.event_id', 'd.event_type', 'd.attempt_count', 'd.lease_token', 'd.leased_at', 'e.data', 'e.created_at'] as const
     const leaseRow = { lease_token: leaseToken, holder: this.#holder, expires_at: leaseEnds }
     if (this.features.skipLocked && this.features.writableCtes) {
-      // Each picked delivery is locked on its own, by primary key, in a lateral subquery (SKIP LOCKED leaves a row
-      // another transaction is changing to a later claim); the statement leases exactly the rows it answers.
-      // Claimability is asked again because PostgreSQL, locking a row that a transaction committed since `picked`
-      // was read (a late completion of a lapsed lease, an endpoint's deletion), checks only these conditions
-      // against the row's new version: without them a finished delivery would be leased again. Looked up one by
-      // one, the rows can't be found another way: as one scan of the picked ids, the planner may AND them with
-      // the due index (whose condition this one repeats), reading every due delivery's entry for each claim, and
-      // with the ids as a semi-join it read the whole table.
+      // Each picked delivery is locked on its own, by primary key, in a lateral subquery; the statement leases
+      // exactly the rows it answers. Claimability is asked again because PostgreSQL, locking a row that a
+      // transaction committed since `picked` was read (a late completion of a lapsed lease, an endpoint's
+      // deletion), checks only these conditions against the row's new version: without them a finished delivery
+      // would be leased again. One id at a time, only the primary key is worth using, whatever the statistics:
+      // as one scan of all the picked ids, the planner ANDed them with the due index (whose condition this one
+      // repeats), reading every due delivery's entry for each claim, and as a semi-join it read the whole table.
       const claimed = tx.db
         .selectFrom(picked.as('p'))
         .crossJoinLateral((eb) => eb.selectFrom('webhook_deliveries as d').selectAll('d').whereRef('d.id', '=', 'p.id').where(claimable('d', now)).forUpdate().skipLocked().as('d'))
