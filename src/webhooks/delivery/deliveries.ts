@@ -111,8 +111,8 @@ function toView(row: WebhookDeliveriesTable): DeliveryView {
     last_response_status: row.last_response_status,
     last_error: row.last_error,
     last_attempt_at: optionalRfc3339(row.last_attempt_at),
-    // In flight, the delivery is next attempted if its lease runs out.
-    next_attempt_at: optionalRfc3339(row.lease_token === null ? row.next_attempt_at : row.lease_expires_at),
+    // In flight, the delivery is next attempted if its lease runs out (as DUE_SINCE reads it in SQL).
+    next_attempt_at: optionalRfc3339(row.lease_expires_at ?? row.next_attempt_at),
     created_at: toRfc3339(row.created_at),
   }
 }
