@@ -41,6 +41,7 @@ import {
   LOAD_CORE,
   ROOT,
   SERVER_CORE,
+  cpuSecondsOfCommand,
   cpuWindow,
   formatMs,
   freePort,
@@ -183,7 +184,7 @@ async function runDialect({ dialect, database, receiverOrigin, plan, work, profi
       const floor = await httpFloor(receiverOrigin, plan.httpFloorS)
       console.log(`  floor, undici → receiver: ${floor.rps.toFixed(0)} req/s (${MAX_IN_FLIGHT} in flight, from core ${SERVER_CORE}, Herald idle)`)
       await settle(database)
-      const drained = await drain({ api, reader, receiverOrigin, endpointId: drainEndpoint, n: plan.events, herald, timeoutS: plan.drainTimeoutS })
+      const drained = await drain({ api, reader, database, receiverOrigin, endpointId: drainEndpoint, n: plan.events, herald, timeoutS: plan.drainTimeoutS })
       rounds.push({ drain: drained, floor, ratio: drained.rate / floor.rps })
     }
     // The round whose drain-to-floor ratio is the median stands for the run, with its own floor.
@@ -264,7 +265,7 @@ function nowUs() {
   return Number(process.hrtime.bigint() / 1000n)
 }
 
-async function drain({ api, reader, receiverOrigin, endpointId, n, herald, timeoutS }) {
+async function drain({ api, reader, database, receiverOrigin, endpointId, n, herald, timeoutS }) {
   // Progress is watched at the receiver, which counts what arrives at no cost to Herald or the database; only
   // once all N have arrived is the database asked, until it records all N `succeeded`. (Counting them in the
   // database every few milliseconds throughout took a large share of PostgreSQL's CPU, on Herald's core.)
@@ -274,6 +275,7 @@ async function drain({ api, reader, receiverOrigin, endpointId, n, herald, timeo
   const enabling = performance.now()
   await api.call('PATCH', `/webhooks/endpoints/${endpointId}`, { status: 'active' }, 200)
   const cpu = cpuWindow(herald.proc.pid)
+  const databaseBefore = database.serverCpuSeconds()
   const fromUs = nowUs()
   const started = performance.now()
   const enableSeconds = (started - enabling) / 1000
@@ -293,14 +295,20 @@ async function drain({ api, reader, receiverOrigin, endpointId, n, herald, timeo
   const seconds = (performance.now() - started) / 1000
   const window = { fromUs, toUs: nowUs() }
   const usage = cpu.end()
+  const databaseAfter = database.serverCpuSeconds()
   const rate = n / seconds
   const perCpuSecond = usage.serverCpu ? n / (usage.serverCpu * seconds) : undefined
+  // The database server's CPU per delivery, where it is a separate server on this machine (PostgreSQL).
+  const databaseUs = databaseBefore !== undefined && databaseAfter !== undefined ? ((databaseAfter - databaseBefore) * 1e6) / n : undefined
+  const machineBusy = usage.serverCore !== undefined && usage.loadCore !== undefined ? (usage.serverCore + usage.loadCore) / 2 : undefined
   console.log(
     `  drain: ${n} deliveries succeeded in ${seconds.toFixed(2)} s = ${rate.toFixed(0)}/s, after the enable released them in ${enableSeconds.toFixed(2)} s; Herald CPU ${pct(usage.serverCpu)} ` +
       `(${perCpuSecond ? `${(1e6 / perCpuSecond).toFixed(0)} µs per delivery` : 'n/a'}), others on core ${SERVER_CORE} ${pct(usage.othersOnServerCore)}` +
+      (databaseUs !== undefined ? `; the database server's CPU ${databaseUs.toFixed(0)} µs per delivery` : '') +
+      `; both cores ${pct(machineBusy)} busy` +
       (progress.length > 0 ? `; arrived at the receiver after each second: ${progress.join(', ')}` : ''),
   )
-  return { n, seconds, rate, enableSeconds, perCpuSecond, window, ...usage }
+  return { n, seconds, rate, enableSeconds, perCpuSecond, databaseUs, machineBusy, window, ...usage }
 }
 
 /** Polls the database every `pollMs` until the endpoint has `n` succeeded deliveries; throws at `deadline`. */
@@ -648,6 +656,8 @@ function sqliteDatabase(file) {
   }
   return {
     url: `sqlite:${file}`,
+    // SQLite runs inside Herald's process: its CPU is Herald's.
+    serverCpuSeconds: () => undefined,
     async checkpoint() {
       const db = open()
       try {
@@ -747,6 +757,8 @@ function postgresDatabase(url, name) {
   const accountOf = async (client) => (await client.query('select id from accounts limit 1')).rows[0].id
   return {
     url,
+    // Every process of the server, backends and helpers; undefined when it runs on another machine.
+    serverCpuSeconds: () => cpuSecondsOfCommand('postgres'),
     async checkpoint() {
       const client = await connect()
       try {
@@ -900,6 +912,8 @@ function printTable(results, plan) {
     )
     line('', '', '', '', `${int(r.writeFloor.drainRps)} batched claim+complete writes`, ratio(r.drain.rate, r.writeFloor.drainRps))
     line('', `  (enable releasing them, before the drain: ${r.drain.enableSeconds.toFixed(2)} s)`, '')
+    const databaseCpu = r.drain.databaseUs !== undefined ? `, PostgreSQL ${int(r.drain.databaseUs)}` : ''
+    line('', `  (CPU per delivery, µs: Herald ${r.drain.perCpuSecond ? int(1e6 / r.drain.perCpuSecond) : '–'}${databaseCpu})`, '')
     const publishGoal = dialect === 'postgres' ? `≥ ${int(GOALS.publishPostgres)}/s: ${r.publish.rps >= GOALS.publishPostgres ? 'met' : 'MISSED'}` : '(the goal is for PostgreSQL)'
     line('', `publish, ${PUBLISH_CONNECTIONS} connections (req/s)`, int(r.publish.rps), int(r.publish.perCpuSecond), `${int(r.publishFloor.rps)} bare single-row publish txs`, ratio(r.publish.rps, r.publishFloor.rps), publishGoal)
     line('', '', '', '', `${int(r.writeFloor.insertRps)} batched inserts, rows/s`, ratio(r.publish.rps, r.writeFloor.insertRps))

@@ -1,7 +1,7 @@
 // Helpers shared by the benchmarks: child processes pinned to a core, an HTTP readiness wait, autocannon runs
 // that fail loudly, CPU accounting from /proc and a CPU-profile summary. Everything is bounded in time.
 import { spawn, spawnSync } from 'node:child_process'
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, readFileSync, readdirSync } from 'node:fs'
 import { createServer } from 'node:net'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -119,13 +119,36 @@ export async function waitForHttp(url, timeoutMs, proc) {
 
 /** user+system CPU seconds of a process so far, from /proc (Linux); undefined elsewhere. */
 export function cpuSeconds(pid) {
-  const file = `/proc/${pid}/stat`
-  if (!existsSync(file)) return undefined
-  // Fields after the command name (which may hold spaces) start at ") ": utime and stime are fields 14 and 15.
-  const stat = readFileSync(file, 'utf8')
+  const stat = readStat(pid)
+  return stat && stat.ticks / clockTicksPerSecond()
+}
+
+/**
+ * user+system CPU seconds so far of every running process whose command is `command` (a database server's
+ * backends and helpers), summed; undefined when there is none, as with a server on another machine.
+ */
+export function cpuSecondsOfCommand(command) {
+  if (!existsSync('/proc')) return undefined
+  let ticks
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    const stat = readStat(entry)
+    if (stat?.command === command) ticks = (ticks ?? 0) + stat.ticks
+  }
+  return ticks === undefined ? undefined : ticks / clockTicksPerSecond()
+}
+
+/** A process's command and user+system CPU ticks, from /proc/<pid>/stat; undefined if it is gone. */
+function readStat(pid) {
+  let stat
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  } catch {
+    return undefined
+  }
+  // The command is in parentheses and may hold spaces; utime and stime are fields 14 and 15, after it.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  const ticks = Number(fields[11]) + Number(fields[12])
-  return ticks / clockTicksPerSecond()
+  return { command: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), ticks: Number(fields[11]) + Number(fields[12]) }
 }
 
 /** Busy and total ticks per core, from /proc/stat (Linux); undefined elsewhere. */
@@ -182,6 +205,8 @@ export function cpuWindow(pid) {
       return {
         seconds: elapsed,
         serverCpu,
+        serverCore,
+        loadCore,
         othersOnServerCore: serverCore !== undefined && serverCpu !== undefined ? Math.max(0, serverCore - serverCpu) : undefined,
         othersOnLoadCore: loadCore !== undefined && selfCpu !== undefined ? Math.max(0, loadCore - selfCpu) : undefined,
       }
