@@ -39,9 +39,18 @@ export class WebhookRetention {
         .limit(limit)
         .execute()
       if (rows.length === 0) return 0
-      const ids = rows.map((row) => row.id)
+      // Asked again as the rows are deleted: a retry or a recovery job may have queued one of them since it was
+      // read (on PostgreSQL the delete waits for that to commit, then reads the new row). Queued again, a delivery
+      // has no finish time, and finished again, a finish time of now; neither is older than a day.
+      const deleted = await tx.db
+        .deleteFrom('webhook_deliveries')
+        .where('id', 'in', rows.map((row) => row.id))
+        .where('finished_at', '<', now - SHORTEST_RETENTION_MS)
+        .returning('id')
+        .execute()
+      if (deleted.length === 0) return 0
+      const ids = deleted.map((row) => row.id)
       await tx.db.deleteFrom('webhook_attempts').where('delivery_id', 'in', ids).execute()
-      await tx.db.deleteFrom('webhook_deliveries').where('id', 'in', ids).execute()
       return ids.length
     })
   }

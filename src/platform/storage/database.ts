@@ -17,6 +17,11 @@ export interface DialectFeatures {
   /** `FOR UPDATE SKIP LOCKED` lets several processes claim rows without blocking each other. */
   skipLocked: boolean
   /**
+   * `FOR SHARE`: a transaction that decides from a row it doesn't change locks it, so that a change to the row waits
+   * until the decision has committed. SQLite runs one transaction at a time, so nothing can change in between.
+   */
+  rowLocks: boolean
+  /**
    * Batched transactions of one kind worth running at once (see Batcher). SQLite has one connection. On
    * PostgreSQL two: one batch is written while the other commits; more would only split the same requests into
    * smaller batches, each paying its own round trips (measured with `npm run bench -- deliveries`).
@@ -57,7 +62,7 @@ function openSqlite(filename: string): Database {
   const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(connection) }) })
   return {
     db,
-    features: { name: 'sqlite', notify: false, skipLocked: false, concurrentTransactions: 1, jsonRows: 'json_each', writableCtes: false },
+    features: { name: 'sqlite', notify: false, skipLocked: false, rowLocks: false, concurrentTransactions: 1, jsonRows: 'json_each', writableCtes: false },
     close: () => db.destroy(),
   }
 }
@@ -102,7 +107,7 @@ function openPostgres(connectionString: string): Database {
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) })
   return {
     db,
-    features: { name: 'postgres', notify: true, skipLocked: true, concurrentTransactions: 2, jsonRows: 'jsonb_to_recordset', writableCtes: true },
+    features: { name: 'postgres', notify: true, skipLocked: true, rowLocks: true, concurrentTransactions: 2, jsonRows: 'jsonb_to_recordset', writableCtes: true },
     postgres: poolConfig,
     close: () => db.destroy(),
   }

@@ -3,9 +3,10 @@ import { type Clock, optionalRfc3339, toRfc3339 } from '../../platform/clock.js'
 import { ProblemError, notFound } from '../../platform/http/problems.js'
 import { idBoundary, looksLikeId } from '../../platform/ids.js'
 import { decodeCursor, type Page, toPage } from '../../platform/pagination.js'
+import type { DialectFeatures } from '../../platform/storage/database.js'
 import type { DB, DeliveryStatus, WebhookAttemptsTable, WebhookDeliveriesTable } from '../../platform/storage/schema.js'
 import { transaction } from '../../platform/storage/transaction.js'
-import { requeue } from './requeue.js'
+import { endpointStatusForRequeue, requeue } from './requeue.js'
 import type { WakeSignal } from './wake.js'
 
 export interface DeliveryView {
@@ -49,6 +50,7 @@ export interface DeliveryFilter {
 export class Deliveries {
   constructor(
     private readonly db: Kysely<DB>,
+    private readonly features: DialectFeatures,
     private readonly clock: Clock,
     private readonly wake: WakeSignal,
   ) {}
@@ -85,8 +87,10 @@ export class Deliveries {
       if (row.status === 'cancelled') throw new ProblemError('conflict', 'The endpoint was deleted: this delivery was cancelled')
       if (row.lease_token !== null) throw new ProblemError('conflict', 'An attempt of this delivery is in flight')
       const now = this.clock.now()
-      const endpoint = await tx.db.selectFrom('webhook_endpoints').select('status').where('id', '=', row.endpoint_id).executeTakeFirst()
-      const changes = await requeue(tx, this.wake, [row.id], endpoint?.status === 'active', now)
+      const endpointStatus = await endpointStatusForRequeue(tx, this.features, row.endpoint_id)
+      // Finished before its endpoint was deleted (deleting cancels only what had not finished): nowhere to send it.
+      if (endpointStatus === undefined) throw new ProblemError('conflict', 'The endpoint was deleted: this delivery has nowhere to go')
+      const changes = await requeue(tx, this.wake, [row.id], endpointStatus === 'active', now)
       return toView({ ...row, ...changes })
     })
   }

@@ -134,6 +134,12 @@ export class DeliveryQueue {
         remaining -= take
       }
       if (takes.length === 0) return { deliveries: [], rateLimited, capped }
+      // The endpoints whose rate windows this claim updates are locked before their deliveries, the order in which
+      // disabling or deleting an endpoint takes them: the other way round, a claim and a disable deadlocked.
+      const limited = takes.filter(({ rate }) => rate !== null).map(({ endpointId }) => endpointId)
+      if (limited.length > 0 && this.features.rowLocks) {
+        await tx.db.selectFrom('webhook_endpoints').select('id').where('id', 'in', limited).orderBy('id').forNoKeyUpdate().execute()
+      }
 
       const picks = takes.map(({ endpointId, take }, index) =>
         tx.db

@@ -5,7 +5,7 @@ import { idBoundary, looksLikeId, newId } from '../../platform/ids.js'
 import type { DialectFeatures } from '../../platform/storage/database.js'
 import type { DB, WebhookJobsTable } from '../../platform/storage/schema.js'
 import { transaction } from '../../platform/storage/transaction.js'
-import { requeue } from './requeue.js'
+import { endpointStatusForRequeue, requeue } from './requeue.js'
 import type { WakeSignal } from './wake.js'
 
 export interface JobView {
@@ -62,9 +62,9 @@ export class RecoveryJobs {
       const job = await query.executeTakeFirst()
       if (!job) return false
       const now = this.clock.now()
-      const endpoint = await tx.db.selectFrom('webhook_endpoints').select('status').where('id', '=', job.endpoint_id).executeTakeFirst()
+      const endpointStatus = await endpointStatusForRequeue(tx, this.features, job.endpoint_id)
       let ids: string[] = []
-      if (endpoint) {
+      if (endpointStatus !== undefined) {
         const from = job.position ?? idBoundary('dlv', job.since)
         const rows = await tx.db
           .selectFrom('webhook_deliveries')
@@ -78,7 +78,7 @@ export class RecoveryJobs {
           .execute()
         ids = rows.map((row) => row.id)
       }
-      await requeue(tx, this.wake, ids, endpoint?.status === 'active', now)
+      await requeue(tx, this.wake, ids, endpointStatus === 'active', now)
       const done = ids.length < batch
       await tx.db
         .updateTable('webhook_jobs')

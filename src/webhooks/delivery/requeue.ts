@@ -1,11 +1,27 @@
+import type { DialectFeatures } from '../../platform/storage/database.js'
+import type { EndpointStatus } from '../../platform/storage/schema.js'
 import type { Tx } from '../../platform/storage/transaction.js'
 import type { WakeSignal } from './wake.js'
 
 /**
+ * The status of the endpoint whose deliveries are about to be queued again, or undefined when it is gone. On
+ * PostgreSQL the row is locked for share until the transaction ends, because the status decides what the
+ * deliveries become: disabling, enabling or deleting the endpoint waits for the re-queue to commit, and then sees
+ * its deliveries (and holds, releases or cancels them). Read without the lock, a retry racing a delete left a
+ * pending delivery of an endpoint that no longer existed, which no worker would ever claim.
+ */
+export async function endpointStatusForRequeue(tx: Tx, features: DialectFeatures, endpointId: string): Promise<EndpointStatus | undefined> {
+  let query = tx.db.selectFrom('webhook_endpoints').select('status').where('id', '=', endpointId)
+  if (features.rowLocks) query = query.forShare()
+  return (await query.executeTakeFirst())?.status
+}
+
+/**
  * Gives finished deliveries of one endpoint another attempt (a manual retry, a recovery job): `pending` and due at
- * once when the endpoint is active, `held` when it is disabled. A pending delivery of a disabled endpoint would look
- * due (in the queue metrics too) while no worker claims it, and enabling the endpoint releases held ones anyway.
- * A delivery a worker holds right now is left alone. Answers the columns it set.
+ * once when the endpoint is active, `held` when it is disabled (its status read by endpointStatusForRequeue). A
+ * pending delivery of a disabled endpoint would look due (in the queue metrics too) while no worker claims it, and
+ * enabling the endpoint releases held ones anyway. A delivery a worker holds right now is left alone. Answers the
+ * columns it set.
  */
 export async function requeue(tx: Tx, wake: WakeSignal, deliveryIds: readonly string[], endpointActive: boolean, now: number) {
   const changes = { status: endpointActive ? 'pending' : 'held', next_attempt_at: endpointActive ? now : null, finished_at: null } as const

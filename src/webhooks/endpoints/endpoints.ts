@@ -123,18 +123,27 @@ export class Endpoints {
     })
   }
 
-  /** Deletes the endpoint and its subscriptions; its deliveries that had not finished become `cancelled`. */
+  /**
+   * Deletes the endpoint and its subscriptions; its deliveries that had not finished become `cancelled`. They are
+   * cancelled twice, before and after the endpoint's row goes. A retry or a recovery job that read the endpoint
+   * holds a share lock on its row (see endpointStatusForRequeue), so deleting the row waits for it to commit; the
+   * second pass, with a fresh snapshot, cancels what it queued. The first pass runs before the row is locked, so
+   * that a completion in flight, which may clear the endpoint's run of failures, is not waited for while holding it.
+   */
   async delete(accountId: string, endpointId: string): Promise<void> {
     await transaction(this.db, async (tx) => {
       const row = await this.#existing(tx.db, accountId, endpointId)
       const now = this.clock.now()
-      await tx.db
-        .updateTable('webhook_deliveries')
-        .set({ status: 'cancelled', next_attempt_at: null, lease_token: null, lease_expires_at: null, finished_at: now })
-        .where('endpoint_id', '=', endpointId)
-        .where('status', 'in', ['pending', 'held'])
-        .execute()
+      const cancelUnfinished = () =>
+        tx.db
+          .updateTable('webhook_deliveries')
+          .set({ status: 'cancelled', next_attempt_at: null, lease_token: null, lease_expires_at: null, finished_at: now })
+          .where('endpoint_id', '=', endpointId)
+          .where('status', 'in', ['pending', 'held'])
+          .execute()
+      await cancelUnfinished()
       await tx.db.deleteFrom('webhook_endpoints').where('id', '=', endpointId).execute()
+      await cancelUnfinished()
       await this.outbox.record(tx, accountId, 'webhook.endpoint.deleted', { id: row.id, url: row.url }, now)
       await this.store.changed(tx, accountId, endpointId)
     })

@@ -1,0 +1,168 @@
+import { type Kysely, type RawBuilder, sql } from 'kysely'
+import { describe, expect, it } from 'vitest'
+import type { DB } from '../../src/platform/storage/schema.js'
+import { forEachDialect, useHerald } from '../support/herald.js'
+import { createAccount } from '../support/http.js'
+import { eventually } from '../support/receiver.js'
+import { type Delivery, LOCAL_DELIVERY, subscribedEndpoint, useReceiver, webhookApi } from './support.js'
+
+const DAY_MS = 24 * 3600 * 1000
+
+/**
+ * A transaction of its own that takes a lock and keeps it, running more statements on request, until `commit`.
+ * With it a test puts another transaction's statements in a chosen order, without sleeping.
+ */
+class LockHolder {
+  readonly #statements: Array<{ statement: RawBuilder<unknown>; done: (error?: unknown) => void }> = []
+  #wake: (() => void) | undefined
+  #committing = false
+  readonly #finished: Promise<void>
+
+  private constructor(db: Kysely<DB>, first: RawBuilder<unknown>, locked: (error?: unknown) => void) {
+    this.#statements.push({ statement: first, done: locked })
+    this.#finished = db.transaction().execute(async (trx) => {
+      for (;;) {
+        const next = this.#statements.shift()
+        if (next) {
+          await next.statement.execute(trx).then(
+            () => next.done(),
+            (error: unknown) => next.done(error),
+          )
+        } else if (this.#committing) return
+        else await new Promise<void>((resolve) => (this.#wake = resolve))
+      }
+    })
+  }
+
+  static async take(db: Kysely<DB>, statement: RawBuilder<unknown>): Promise<LockHolder> {
+    let holder: LockHolder | undefined
+    await new Promise<void>((resolve, reject) => {
+      holder = new LockHolder(db, statement, (error) => (error ? reject(error) : resolve()))
+    })
+    return holder!
+  }
+
+  run(statement: RawBuilder<unknown>): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.#statements.push({ statement, done: (error) => (error ? reject(error) : resolve()) })
+      this.#wake?.()
+    })
+  }
+
+  async commit(): Promise<void> {
+    this.#committing = true
+    this.#wake?.()
+    await this.#finished
+  }
+}
+
+/** Resolves once `count` sessions of this database are waiting for a lock. */
+async function lockWaiters(db: Kysely<DB>, count: number): Promise<void> {
+  for (;;) {
+    const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`.execute(db)
+    if (rows[0]!.n >= count) return
+    await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+}
+
+forEachDialect((dialect) => {
+  describe('a manual retry', () => {
+    const h = useHerald(dialect, LOCAL_DELIVERY)
+    const receiver = useReceiver()
+
+    it('is refused once the endpoint is deleted, and the delivery stays as it was', async () => {
+      const account = await createAccount(h.current)
+      const api = await webhookApi(account, h.current.clock)
+      const endpoint = await subscribedEndpoint(api, receiver.current.url, ['a.*'])
+      const published = await api.post<{ id: string }>('/webhooks/events', { type: 'a.b', data: {} })
+      const delivery = await eventually(async () => {
+        const page = await api.get<{ data: Delivery[] }>(`/webhooks/deliveries?event_id=${published.body.id}`)
+        return page.body.data.find((d) => d.status === 'succeeded')
+      })
+      expect(receiver.current.messageIds).toEqual([published.body.id])
+
+      expect((await api.delete(`/webhooks/endpoints/${endpoint.id}`)).status).toBe(204)
+      const retried = await api.post<{ code: string; detail: string }>(`/webhooks/deliveries/${delivery.id}/retry`)
+      expect(retried.status).toBe(409)
+      expect(retried.body.detail).toMatch(/endpoint was deleted/)
+      expect((await api.get<Delivery>(`/webhooks/deliveries/${delivery.id}`)).body.status).toBe('succeeded')
+    })
+  })
+
+  // Interleavings that need two transactions at once: SQLite runs one at a time.
+  if (dialect !== 'postgres') return
+
+  describe('concurrent changes on PostgreSQL', () => {
+    const idle = useHerald(dialect, { ...LOCAL_DELIVERY, worker: false })
+
+    async function failedDelivery(finishedAt: number) {
+      const account = await createAccount(idle.current)
+      const api = await webhookApi(account, idle.current.clock)
+      const endpoint = await subscribedEndpoint(api, 'http://127.0.0.1:9/unreachable', ['a.*'])
+      await api.post('/webhooks/events', { type: 'a.b', data: {} })
+      const db = idle.current.herald.database.db
+      const { id } = await db.selectFrom('webhook_deliveries').select('id').where('endpoint_id', '=', endpoint.id).executeTakeFirstOrThrow()
+      await db.updateTable('webhook_deliveries').set({ status: 'failed', attempt_count: 8, next_attempt_at: null, finished_at: finishedAt }).where('id', '=', id).execute()
+      return { api, db, endpoint, id }
+    }
+
+    it('retention does not delete a delivery that a retry queued after retention read it', async () => {
+      const { api, db, id } = await failedDelivery(idle.current.clock.now() - 40 * DAY_MS)
+      // The retry reads the delivery and then waits for the holder; the pruner reads it as past retention and
+      // queues behind the retry for the same row.
+      const holder = await LockHolder.take(db, sql`select id from webhook_deliveries where id = ${id} for update`)
+      const retrying = api.post<Delivery>(`/webhooks/deliveries/${id}/retry`)
+      await lockWaiters(db, 1)
+      const pruning = idle.current.herald.pruners.deliveries.runOnce()
+      await lockWaiters(db, 2)
+      await holder.commit()
+
+      const retried = await retrying
+      expect(retried.status).toBe(202)
+      expect(retried.body.status).toBe('pending')
+      expect(await pruning).toBe(0)
+      expect((await api.get<Delivery>(`/webhooks/deliveries/${id}`)).body.status).toBe('pending')
+    })
+
+    it('deleting an endpoint cancels a delivery that a retry queued while the delete waited for it', async () => {
+      const { api, db, endpoint, id } = await failedDelivery(idle.current.clock.now())
+      // The retry has read the endpoint as active and waits for the holder to queue the delivery; the delete must
+      // wait for the retry rather than leave a pending delivery of an endpoint that no longer exists.
+      const holder = await LockHolder.take(db, sql`select id from webhook_deliveries where id = ${id} for update`)
+      const retrying = api.post<Delivery>(`/webhooks/deliveries/${id}/retry`)
+      await lockWaiters(db, 1)
+      const deleting = api.delete(`/webhooks/endpoints/${endpoint.id}`)
+      await lockWaiters(db, 2)
+      await holder.commit()
+
+      expect((await retrying).status).toBe(202)
+      expect((await deleting).status).toBe(204)
+      const row = await db.selectFrom('webhook_deliveries').select(['status', 'finished_at']).where('id', '=', id).executeTakeFirstOrThrow()
+      expect(row.status).toBe('cancelled')
+      expect(row.finished_at).not.toBeNull()
+    })
+  })
+
+  describe('a claim on PostgreSQL', () => {
+    const h = useHerald(dialect, LOCAL_DELIVERY)
+    const receiver = useReceiver()
+
+    it('does not deadlock with a disable of a rate-limited endpoint', async () => {
+      const account = await createAccount(h.current)
+      const api = await webhookApi(account, h.current.clock)
+      const endpoint = await subscribedEndpoint(api, receiver.current.url, ['a.*'], { rate_limit: 100 })
+      const db = h.current.herald.database.db
+      // A disable's two statements, the endpoint's row first and then its waiting deliveries, around a claim.
+      const holder = await LockHolder.take(db, sql`update webhook_endpoints set status = 'disabled', disabled_reason = 'manual' where id = ${endpoint.id}`)
+      const published = await api.post<{ id: string }>('/webhooks/events', { type: 'a.b', data: {} })
+      await lockWaiters(db, 1)
+      await holder.run(sql`update webhook_deliveries set status = 'held', next_attempt_at = null where endpoint_id = ${endpoint.id} and status = 'pending' and lease_token is null`)
+      await holder.commit()
+
+      const delivery = await api.get<{ data: Delivery[] }>(`/webhooks/deliveries?event_id=${published.body.id}`)
+      expect(delivery.body.data.map((d) => d.status)).toEqual(['held'])
+      expect(h.current.logs.filter((line) => line.includes('deadlock'))).toEqual([])
+      expect(receiver.current.requests).toHaveLength(0)
+    })
+  })
+})
