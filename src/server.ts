@@ -12,6 +12,7 @@ import { installCors } from './platform/http/cors.js'
 import { installErrorHandling, sendProblem } from './platform/http/error-handler.js'
 import { ProblemError } from './platform/http/problems.js'
 import { installFormParser } from './platform/http/form-body.js'
+import { installJsonParser } from './platform/http/json-body.js'
 import { healthRoutes } from './platform/http/health.js'
 import type { App } from './platform/http/types.js'
 import { installValidation } from './platform/http/validation.js'
@@ -68,6 +69,7 @@ export async function buildServer(herald: Herald): Promise<App> {
 
   installValidation(app)
   installErrorHandling(app)
+  installJsonParser(app)
   // The management API speaks JSON only; Fastify's default text parser would let text/plain through.
   app.removeContentTypeParser('text/plain')
 

@@ -191,6 +191,20 @@ forEachDialect((dialect) => {
     })
   })
 
+  describe('publishing deeply nested data', () => {
+    it('accepts data nested as deep as bodies may go, and keeps it as sent', async () => {
+      const account = await createAccount(h.current)
+      const api = await webhookApi(account, h.current.clock)
+      // The body is one level, data the other 127 of MAX_JSON_DEPTH (128).
+      let data: Record<string, unknown> = { leaf: '🦜 ok' }
+      for (let level = 1; level < 127; level++) data = { a: data }
+      const published = await api.post<EventView & { data: unknown }>('/webhooks/events', { type: 'deep.nested', data, idempotency_key: 'deep-1' })
+      expect(published.status).toBe(201)
+      expect((await api.get<{ data: unknown }>(`/webhooks/events/${published.body.id}`)).body.data).toEqual(data)
+      expect((await api.post('/webhooks/events', { type: 'deep.nested', data, idempotency_key: 'deep-1' })).status).toBe(200)
+    })
+  })
+
   describe('secret rotation', () => {
     // A fresh Herald whose clock stays at real time: standardwebhooks checks webhook-timestamp against the wall clock.
     const fresh = useHerald(dialect, LOCAL_DELIVERY)
@@ -477,6 +491,13 @@ forEachDialect((dialect) => {
       expect(await query(`since=${iso(t1)}&until=${iso(t3 + 1)}`)).toHaveLength(5)
       expect(await query(`since=${iso(t3 + 1)}`)).toEqual([])
       expect(await query(`since=${iso(t2)}&endpoint_id=${narrow.id}`)).toHaveLength(1)
+      // Other spellings of the same instants: an offset, and a leap second read as the start of the next minute.
+      const offset = (ms: number) => encodeURIComponent(new Date(ms + 90 * 60_000).toISOString().replace('Z', '+01:30'))
+      expect((await query(`since=${offset(t2)}&until=${offset(t3)}`)).map((delivery) => delivery.event_id)).toEqual([second.body.id])
+      const minuteAfterT3 = t3 - (t3 % 60_000) + 60_000
+      const leapSecond = encodeURIComponent(new Date(minuteAfterT3 - 1000).toISOString().replace(/:59\.\d{3}Z$/, ':60Z'))
+      expect(await query(`since=${leapSecond}`)).toEqual(await query(`since=${iso(minuteAfterT3)}`))
+      expect(await query(`until=${leapSecond}`)).toEqual(await query(`until=${iso(minuteAfterT3)}`))
 
       for (const limit of [1, 2, 3]) {
         const paged = await everyPage<Delivery>(api, '/webhooks/deliveries', limit)

@@ -31,6 +31,13 @@ async function send(url: string, method: string, token: string, body?: string | 
   return { status: response.status, headers: response.headers, body: parsed, text }
 }
 
+/** `levels` objects, each inside the one before. */
+function nested(levels: number): Record<string, unknown> {
+  let value: Record<string, unknown> = {}
+  for (let level = 1; level < levels; level++) value = { a: value }
+  return value
+}
+
 function describeAnswer(answer: Answer): string {
   return `${answer.status} ${answer.headers.get('content-type') ?? '(no content-type)'} ${answer.text.slice(0, 400)}`
 }
@@ -241,6 +248,8 @@ forEachDialect((dialect) => {
       { name: 'a since that is not a date', body: { since: 'yesterday' }, pointer: '/body/since' },
       { name: 'a since without a time', body: { since: '2026-01-01' }, pointer: '/body/since' },
       { name: 'an impossible since', body: { since: '2026-02-30T00:00:00Z' }, pointer: '/body/since' },
+      { name: 'a since past the year 9999 in UTC', body: { since: '9999-12-31T23:59:59-23:59' }, pointer: '/body/since' },
+      { name: 'a since whose offset has no colon', body: { since: '2026-01-01T00:00:00+0100' }, pointer: '/body/since' },
       { name: 'a numeric since', body: { since: 1_700_000_000 }, pointer: '/body/since' },
       { name: 'an unknown field', body: { since: '2026-01-01T00:00:00Z', status: 'failed' }, pointer: '/body/status' },
     ])
@@ -434,7 +443,14 @@ forEachDialect((dialect) => {
       { name: 'a description with a NUL', body: { description: '\u0000' }, pointer: '/body/description' },
       { name: 'a url with a NUL', body: { url: `${PUBLIC_URL}\u0000` }, pointer: '/body/url' },
     ])
-    refuses('POST', () => '/webhooks/events', [{ name: 'an idempotency_key with a NUL', body: { type: 'invoice.paid', data: {}, idempotency_key: 'k\u0000' }, code: 'validation_failed' }])
+    refuses('POST', () => '/webhooks/events', [
+      { name: 'an idempotency_key with a NUL', body: { type: 'invoice.paid', data: {}, idempotency_key: 'k\u0000' }, code: 'validation_failed' },
+      // Both databases would store U+FFFD in its place: the key would no longer match itself.
+      { name: 'an idempotency_key with a lone surrogate', body: { type: 'invoice.paid', data: {}, idempotency_key: 'k\ud800' }, code: 'invalid_json' },
+      { name: 'data with a lone surrogate in a key', body: { type: 'invoice.paid', data: { '\udc00': 1 } }, code: 'invalid_json' },
+      { name: 'data nested deeper than 128 levels', body: { type: 'invoice.paid', data: nested(128) }, code: 'invalid_json' },
+    ])
+    refuses('POST', () => '/webhooks/endpoints', [{ name: 'a description with a lone surrogate', body: { url: PUBLIC_URL, description: 'x\udc00y' }, code: 'invalid_json' }])
   })
 
   describe('filters a database may not store', () => {

@@ -1,6 +1,7 @@
 import { Ajv } from 'ajv'
 import addFormats from 'ajv-formats'
 import type { FastifyInstance } from 'fastify'
+import { parseRfc3339 } from '../clock.js'
 
 /**
  * Request validation with two Ajv instances. Bodies are validated strictly: no type coercion and no silent
@@ -9,9 +10,17 @@ import type { FastifyInstance } from 'fastify'
  */
 export function installValidation(app: FastifyInstance): void {
   const base = { allErrors: true, removeAdditional: false, useDefaults: true, strict: false } as const
-  const strict = addFormats.default(new Ajv({ ...base, coerceTypes: false }))
-  const coercing = addFormats.default(new Ajv({ ...base, coerceTypes: 'array' }))
+  const strict = withDateTime(addFormats.default(new Ajv({ ...base, coerceTypes: false })))
+  const coercing = withDateTime(addFormats.default(new Ajv({ ...base, coerceTypes: 'array' })))
   app.setValidatorCompiler(({ schema, httpPart }) =>
     httpPart === 'body' ? strict.compile(schema) : coercing.compile(schema),
   )
+}
+
+/**
+ * `date-time` as Herald reads it (parseRfc3339): ajv-formats lets through a leap second, which JavaScript can't
+ * represent, and an offset without its colon, and the routes read the text with the same function that checks it.
+ */
+function withDateTime(ajv: Ajv): Ajv {
+  return ajv.addFormat('date-time', { type: 'string', validate: (text: string) => parseRfc3339(text) !== undefined })
 }

@@ -1,4 +1,5 @@
 import { Type } from 'typebox'
+import { rfc3339ToEpochMs } from '../../platform/clock.js'
 import { PageOf, PageQuery, ProblemSchema } from '../../platform/http/schemas.js'
 import type { App } from '../../platform/http/types.js'
 import type { Deliveries } from './deliveries.js'
@@ -54,7 +55,7 @@ export function deliveryRoutes(app: App, deliveries: Deliveries): void {
     },
     async (request) => {
       const { limit, cursor, since, until, ...filter } = request.query
-      return deliveries.list(request.account.id, { ...filter, since: since === undefined ? undefined : Date.parse(since), until: until === undefined ? undefined : Date.parse(until) }, limit, cursor)
+      return deliveries.list(request.account.id, { ...filter, since: since === undefined ? undefined : rfc3339ToEpochMs(since), until: until === undefined ? undefined : rfc3339ToEpochMs(until) }, limit, cursor)
     },
   )
 

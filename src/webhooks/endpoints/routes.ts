@@ -1,4 +1,5 @@
 import { Type } from 'typebox'
+import { rfc3339ToEpochMs } from '../../platform/clock.js'
 import { PageOf, PageQuery, ProblemSchema } from '../../platform/http/schemas.js'
 import type { App } from '../../platform/http/types.js'
 import type { RecoveryJobs } from '../delivery/recovery-jobs.js'
@@ -129,7 +130,7 @@ export function endpointRoutes(app: App, endpoints: Endpoints, jobs: RecoveryJob
         response: { 202: JobSchema, ...errors },
       },
     },
-    async (request, reply) => reply.status(202).send(await jobs.create(request.account.id, request.params.endpointId, Date.parse(request.body.since))),
+    async (request, reply) => reply.status(202).send(await jobs.create(request.account.id, request.params.endpointId, rfc3339ToEpochMs(request.body.since))),
   )
 
   app.get(
