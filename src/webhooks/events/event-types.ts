@@ -6,11 +6,12 @@ export function isValidTypeName(type: string): boolean {
   return type.length <= MAX_TYPE_LENGTH && TYPE_NAME.test(type)
 }
 
-/** Herald's own events; callers can't publish under these prefixes. */
+/** Herald's own events; callers can't publish under these prefixes, in any case (`OAUTH.x` would pass for one). */
 export const RESERVED_TYPE_PREFIXES = ['oauth.', 'webhook.'] as const
 
 export function isReservedType(type: string): boolean {
-  return RESERVED_TYPE_PREFIXES.some((prefix) => type.startsWith(prefix))
+  const lower = type.toLowerCase()
+  return RESERVED_TYPE_PREFIXES.some((prefix) => lower.startsWith(prefix))
 }
 
 /**
