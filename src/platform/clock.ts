@@ -14,8 +14,11 @@ export function optionalRfc3339(epochMs: number | null): string | null {
   return epochMs === null ? null : toRfc3339(epochMs)
 }
 
-/** RFC 3339 §5.6 `date-time`: the offset is `Z` or `±hh:mm`; `T` and `Z` may be lowercase. */
-const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:[Zz]|([+-])(\d{2}):(\d{2}))$/
+/**
+ * RFC 3339 §5.6 `date-time`: the offset is `Z` or `±hh:mm`; `T` and `Z` may be lowercase, and a space may stand for
+ * the `T` (the RFC's note allows it, and ajv-formats accepted it before this parser replaced its format).
+ */
+const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:[Zz]|([+-])(\d{2}):(\d{2}))$/
 /** The instants whose date-time in UTC has a four-digit year, the only ones toRfc3339 writes back as RFC 3339. */
 const EARLIEST = Date.parse('0000-01-01T00:00:00.000Z')
 const LATEST = Date.parse('9999-12-31T23:59:59.999Z')

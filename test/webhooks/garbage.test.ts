@@ -184,6 +184,7 @@ forEachDialect((dialect) => {
       { name: 'a url with an empty fragment', body: { url: `${PUBLIC_URL}#` }, pointer: '/body/url' },
       { name: 'a url with a third slash', body: { url: 'https:///93.184.215.14/hooks' }, pointer: '/body/url' },
       { name: 'a url with backslashes', body: { url: 'https:\\\\93.184.215.14\\hooks' }, pointer: '/body/url' },
+      { name: 'a url with a backslash in its path', body: { url: 'https://93.184.215.14\\hooks' }, pointer: '/body/url' },
       { name: 'a url with a bad port', body: { url: 'https://93.184.215.14:99999/hooks' }, pointer: '/body/url' },
       { name: 'a secret without whsec_', body: { url: PUBLIC_URL, secret: Buffer.alloc(32, 1).toString('base64') }, pointer: '/body/secret' },
       { name: 'a secret of 16 bytes (too short)', body: { url: PUBLIC_URL, secret: secretOf(16) }, pointer: '/body/secret' },

@@ -17,8 +17,9 @@ export interface DialectFeatures {
   /** `FOR UPDATE SKIP LOCKED` lets several processes claim rows without blocking each other. */
   skipLocked: boolean
   /**
-   * `FOR SHARE`: a transaction that decides from a row it doesn't change locks it, so that a change to the row waits
-   * until the decision has committed. SQLite runs one transaction at a time, so nothing can change in between.
+   * Row locks (`FOR SHARE`, `FOR NO KEY UPDATE`): a transaction that decides from a row locks it, so that a change
+   * to the row waits until the decision has committed. SQLite runs one transaction at a time, so nothing can change
+   * in between.
    */
   rowLocks: boolean
   /**

@@ -90,7 +90,12 @@ export class Deliveries {
       const endpointStatus = await endpointStatusForRequeue(tx, this.features, row.endpoint_id)
       // Finished before its endpoint was deleted (deleting cancels only what had not finished): nowhere to send it.
       if (endpointStatus === undefined) throw new ProblemError('conflict', 'The endpoint was deleted: this delivery has nowhere to go')
-      const changes = await requeue(tx, this.wake, [row.id], endpointStatus === 'active', now)
+      const { changes, requeued } = await requeue(tx, this.wake, [row.id], endpointStatus === 'active', now)
+      if (requeued === 0) {
+        // Changed since it was read: deleted by retention (404), or leased by a worker.
+        await this.#existing(tx.db, accountId, deliveryId)
+        throw new ProblemError('conflict', 'An attempt of this delivery is in flight')
+      }
       return toView({ ...row, ...changes })
     })
   }

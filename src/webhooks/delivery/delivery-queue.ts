@@ -113,7 +113,7 @@ export class DeliveryQueue {
       let remaining = capacity
       let rateLimited = false
       let capped = candidates.length > ENDPOINTS_PER_CLAIM
-      const takes: Array<{ endpointId: string; take: number; rate: { used: number } | null }> = []
+      let takes: Array<{ endpointId: string; take: number; rate: { used: number } | null }> = []
       for (const endpoint of shuffle(candidates).slice(0, ENDPOINTS_PER_CLAIM)) {
         if (remaining === 0) {
           capped = true
@@ -133,13 +133,17 @@ export class DeliveryQueue {
         takes.push({ endpointId: endpoint.id, take, rate })
         remaining -= take
       }
-      if (takes.length === 0) return { deliveries: [], rateLimited, capped }
       // The endpoints whose rate windows this claim updates are locked before their deliveries, the order in which
-      // disabling or deleting an endpoint takes them: the other way round, a claim and a disable deadlocked.
+      // disabling an endpoint takes them (the other way round, a claim and a disable deadlocked). One that another
+      // transaction holds is left for the next claim, a second later: a claim never waits for an endpoint's row,
+      // which a completion or a re-queue may hold while waiting for rows of its own.
       const limited = takes.filter(({ rate }) => rate !== null).map(({ endpointId }) => endpointId)
       if (limited.length > 0 && this.features.rowLocks) {
-        await tx.db.selectFrom('webhook_endpoints').select('id').where('id', 'in', limited).orderBy('id').forNoKeyUpdate().execute()
+        const locked = new Set((await tx.db.selectFrom('webhook_endpoints').select('id').where('id', 'in', limited).forNoKeyUpdate().skipLocked().execute()).map((row) => row.id))
+        if (locked.size < limited.length) rateLimited = true
+        takes = takes.filter(({ endpointId, rate }) => rate === null || locked.has(endpointId))
       }
+      if (takes.length === 0) return { deliveries: [], rateLimited, capped }
 
       const picks = takes.map(({ endpointId, take }, index) =>
         tx.db

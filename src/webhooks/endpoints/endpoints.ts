@@ -124,26 +124,27 @@ export class Endpoints {
   }
 
   /**
-   * Deletes the endpoint and its subscriptions; its deliveries that had not finished become `cancelled`. They are
-   * cancelled twice, before and after the endpoint's row goes. A retry or a recovery job that read the endpoint
-   * holds a share lock on its row (see endpointStatusForRequeue), so deleting the row waits for it to commit; the
-   * second pass, with a fresh snapshot, cancels what it queued. The first pass runs before the row is locked, so
-   * that a completion in flight, which may clear the endpoint's run of failures, is not waited for while holding it.
+   * Deletes the endpoint and its subscriptions; its deliveries that had not finished become `cancelled`, in two
+   * passes around the endpoint row's deletion. A retry or a recovery job that read the endpoint holds a share lock
+   * on its row (see endpointStatusForRequeue), so deleting the row waits for it to commit, and the second pass,
+   * with a fresh snapshot, cancels everything unfinished, what it queued included. The first pass takes only the
+   * deliveries in flight, before the row is locked: their completions lock the delivery and then the endpoint (to
+   * end its run of failures), and the second pass would otherwise wait for them while holding the endpoint. Retries
+   * and recoveries touch no delivery in flight, so they never wait for the first pass. A delivery leased between
+   * the passes and completing as the second one comes can still deadlock with it; PostgreSQL then aborts one.
    */
   async delete(accountId: string, endpointId: string): Promise<void> {
     await transaction(this.db, async (tx) => {
       const row = await this.#existing(tx.db, accountId, endpointId)
       const now = this.clock.now()
-      const cancelUnfinished = () =>
+      const cancel = () =>
         tx.db
           .updateTable('webhook_deliveries')
           .set({ status: 'cancelled', next_attempt_at: null, lease_token: null, lease_expires_at: null, finished_at: now })
           .where('endpoint_id', '=', endpointId)
-          .where('status', 'in', ['pending', 'held'])
-          .execute()
-      await cancelUnfinished()
+      await cancel().where('status', '=', 'pending').where('lease_token', 'is not', null).execute()
       await tx.db.deleteFrom('webhook_endpoints').where('id', '=', endpointId).execute()
-      await cancelUnfinished()
+      await cancel().where('status', 'in', ['pending', 'held']).execute()
       await this.outbox.record(tx, accountId, 'webhook.endpoint.deleted', { id: row.id, url: row.url }, now)
       await this.store.changed(tx, accountId, endpointId)
     })
