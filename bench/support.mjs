@@ -125,7 +125,10 @@ export function cpuSeconds(pid) {
 
 /**
  * user+system CPU seconds so far of every running process whose command is `command` (a database server's
- * backends and helpers), summed; undefined when there is none, as with a server on another machine.
+ * backends and helpers), with that of their children that have exited, summed; undefined when there is none, as
+ * with a server on another machine. Counting the exited children keeps a backend that ends during a measurement
+ * (a pool closing an idle connection) from taking its CPU with it: the server's main process, which waits for
+ * its backends, adds theirs to its children's count.
  */
 export function cpuSecondsOfCommand(command) {
   if (!existsSync('/proc')) return undefined
@@ -133,12 +136,15 @@ export function cpuSecondsOfCommand(command) {
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue
     const stat = readStat(entry)
-    if (stat?.command === command) ticks = (ticks ?? 0) + stat.ticks
+    if (stat?.command === command) ticks = (ticks ?? 0) + stat.ticks + stat.childTicks
   }
   return ticks === undefined ? undefined : ticks / clockTicksPerSecond()
 }
 
-/** A process's command and user+system CPU ticks, from /proc/<pid>/stat; undefined if it is gone. */
+/**
+ * A process's command, its user+system CPU ticks, and those of its children it has waited for, from
+ * /proc/<pid>/stat; undefined if it is gone.
+ */
 function readStat(pid) {
   let stat
   try {
@@ -146,9 +152,13 @@ function readStat(pid) {
   } catch {
     return undefined
   }
-  // The command is in parentheses and may hold spaces; utime and stime are fields 14 and 15, after it.
+  // The command is in parentheses and may hold spaces; utime, stime, cutime and cstime are fields 14 to 17, after it.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  return { command: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), ticks: Number(fields[11]) + Number(fields[12]) }
+  return {
+    command: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')),
+    ticks: Number(fields[11]) + Number(fields[12]),
+    childTicks: Number(fields[13]) + Number(fields[14]),
+  }
 }
 
 /** Busy and total ticks per core, from /proc/stat (Linux); undefined elsewhere. */
