@@ -135,6 +135,26 @@ forEachDialect((dialect) => {
       expect((await api.get<Delivery>(`/webhooks/deliveries/${id}`)).body.status).toBe('pending')
     })
 
+    it('a retry answers 404 when retention deleted the delivery after the retry read it', async () => {
+      const { api, db, id } = await failedDelivery(idle.current.clock.now() - 40 * DAY_MS)
+      // Retention reaches the delivery first and waits for the holder; the retry reads it, then queues behind.
+      const holder = await LockHolder.take(db, sql`select id from webhook_deliveries where id = ${id} for update`)
+      let pruning, retrying
+      try {
+        pruning = idle.current.herald.pruners.deliveries.runOnce()
+        await lockWaiters(db, 1)
+        retrying = api.post<{ code: string }>(`/webhooks/deliveries/${id}/retry`)
+        await lockWaiters(db, 2)
+      } finally {
+        await holder.commit()
+      }
+
+      expect(await pruning).toBe(1)
+      const retried = await retrying
+      expect(retried.status).toBe(404)
+      expect(retried.body.code).toBe('not_found')
+    })
+
     it('deleting an endpoint cancels a delivery that a retry queued while the delete waited for it', async () => {
       const { api, db, endpoint, id } = await failedDelivery(idle.current.clock.now())
       // The retry has read the endpoint as active and waits for the holder to queue the delivery; the delete must
