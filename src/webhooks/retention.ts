@@ -78,7 +78,7 @@ export class WebhookRetention {
    */
   async pruneLeases(limit: number): Promise<number> {
     let batch = this.db.selectFrom('webhook_leases').select(['lease_token', 'endpoint_id']).where('expires_at', '<=', this.clock.now()).limit(limit)
-    if (this.features.skipLocked) batch = batch.forUpdate().skipLocked()
+    if (this.features.rowLocks) batch = batch.forUpdate().skipLocked()
     const result = await this.db
       .deleteFrom('webhook_leases')
       .where(({ eb, refTuple }) => eb(refTuple('lease_token', 'endpoint_id'), 'in', batch.$asTuple('lease_token', 'endpoint_id')))

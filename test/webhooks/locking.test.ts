@@ -102,55 +102,70 @@ forEachDialect((dialect) => {
   describe('concurrent changes on PostgreSQL', () => {
     const idle = useHerald(dialect, { ...LOCAL_DELIVERY, worker: false })
 
-    async function failedDelivery(finishedAt: number) {
+    /** A pending delivery to a new endpoint of a new account, which no worker will attempt. */
+    async function pendingDelivery() {
       const account = await createAccount(idle.current)
       const api = await webhookApi(account, idle.current.clock)
       const endpoint = await subscribedEndpoint(api, 'http://127.0.0.1:9/unreachable', ['a.*'])
       await api.post('/webhooks/events', { type: 'a.b', data: {} })
       const db = idle.current.herald.database.db
       const { id } = await db.selectFrom('webhook_deliveries').select('id').where('endpoint_id', '=', endpoint.id).executeTakeFirstOrThrow()
-      await db.updateTable('webhook_deliveries').set({ status: 'failed', attempt_count: 8, next_attempt_at: null, finished_at: finishedAt }).where('id', '=', id).execute()
       return { api, db, endpoint, id }
+    }
+
+    async function failedDelivery(finishedAt: number) {
+      const delivery = await pendingDelivery()
+      await delivery.db.updateTable('webhook_deliveries').set({ status: 'failed', attempt_count: 8, next_attempt_at: null, finished_at: finishedAt }).where('id', '=', delivery.id).execute()
+      return delivery
+    }
+
+    /**
+     * Holds the lock `lock` takes while `first` starts and comes to wait for a lock, then `second` does, then lets
+     * go: the two go on in the order the interleaving under test needs. Answers what each answered.
+     */
+    async function oneAfterTheOther<A, B>(db: Kysely<DB>, lock: RawBuilder<unknown>, first: () => Promise<A>, second: () => Promise<B>): Promise<[A, B]> {
+      const holder = await LockHolder.take(db, lock)
+      let firstDone: Promise<A> | undefined
+      let secondDone: Promise<B> | undefined
+      try {
+        firstDone = first()
+        await lockWaiters(db, 1)
+        secondDone = second()
+        await lockWaiters(db, 2)
+      } finally {
+        await holder.commit()
+      }
+      return Promise.all([firstDone, secondDone])
     }
 
     it('retention does not delete a delivery that a retry queued after retention read it', async () => {
       const { api, db, id } = await failedDelivery(idle.current.clock.now() - 40 * DAY_MS)
       // The retry reads the delivery and then waits for the holder; the pruner reads it as past retention and
       // queues behind the retry for the same row.
-      const holder = await LockHolder.take(db, sql`select id from webhook_deliveries where id = ${id} for update`)
-      let retrying, pruning
-      try {
-        retrying = api.post<Delivery>(`/webhooks/deliveries/${id}/retry`)
-        await lockWaiters(db, 1)
-        pruning = idle.current.herald.pruners.deliveries.runOnce()
-        await lockWaiters(db, 2)
-      } finally {
-        await holder.commit()
-      }
+      const [retried, pruned] = await oneAfterTheOther(
+        db,
+        sql`select id from webhook_deliveries where id = ${id} for update`,
+        () => api.post<Delivery>(`/webhooks/deliveries/${id}/retry`),
+        () => idle.current.herald.pruners.deliveries.runOnce(),
+      )
 
-      const retried = await retrying
       expect(retried.status).toBe(202)
       expect(retried.body.status).toBe('pending')
-      expect(await pruning).toBe(0)
+      expect(pruned).toBe(0)
       expect((await api.get<Delivery>(`/webhooks/deliveries/${id}`)).body.status).toBe('pending')
     })
 
     it('a retry answers 404 when retention deleted the delivery after the retry read it', async () => {
       const { api, db, id } = await failedDelivery(idle.current.clock.now() - 40 * DAY_MS)
       // Retention reaches the delivery first and waits for the holder; the retry reads it, then queues behind.
-      const holder = await LockHolder.take(db, sql`select id from webhook_deliveries where id = ${id} for update`)
-      let pruning, retrying
-      try {
-        pruning = idle.current.herald.pruners.deliveries.runOnce()
-        await lockWaiters(db, 1)
-        retrying = api.post<{ code: string }>(`/webhooks/deliveries/${id}/retry`)
-        await lockWaiters(db, 2)
-      } finally {
-        await holder.commit()
-      }
+      const [pruned, retried] = await oneAfterTheOther(
+        db,
+        sql`select id from webhook_deliveries where id = ${id} for update`,
+        () => idle.current.herald.pruners.deliveries.runOnce(),
+        () => api.post<{ code: string }>(`/webhooks/deliveries/${id}/retry`),
+      )
 
-      expect(await pruning).toBe(1)
-      const retried = await retrying
+      expect(pruned).toBe(1)
       expect(retried.status).toBe(404)
       expect(retried.body.code).toBe('not_found')
     })
@@ -159,50 +174,33 @@ forEachDialect((dialect) => {
       const { api, db, endpoint, id } = await failedDelivery(idle.current.clock.now())
       // The retry has read the endpoint as active and waits for the holder to queue the delivery; the delete must
       // wait for the retry rather than leave a pending delivery of an endpoint that no longer exists.
-      const holder = await LockHolder.take(db, sql`select id from webhook_deliveries where id = ${id} for update`)
-      let retrying, deleting
-      try {
-        retrying = api.post<Delivery>(`/webhooks/deliveries/${id}/retry`)
-        await lockWaiters(db, 1)
-        deleting = api.delete(`/webhooks/endpoints/${endpoint.id}`)
-        await lockWaiters(db, 2)
-      } finally {
-        await holder.commit()
-      }
+      const [retried, deleted] = await oneAfterTheOther(
+        db,
+        sql`select id from webhook_deliveries where id = ${id} for update`,
+        () => api.post<Delivery>(`/webhooks/deliveries/${id}/retry`),
+        () => api.delete(`/webhooks/endpoints/${endpoint.id}`),
+      )
 
-      expect((await retrying).status).toBe(202)
-      expect((await deleting).status).toBe(204)
+      expect(retried.status).toBe(202)
+      expect(deleted.status).toBe(204)
       const row = await db.selectFrom('webhook_deliveries').select(['status', 'finished_at']).where('id', '=', id).executeTakeFirstOrThrow()
       expect(row.status).toBe('cancelled')
       expect(row.finished_at).not.toBeNull()
     })
-  })
 
-  describe('a retry and a delete of its endpoint on PostgreSQL', () => {
-    const idle = useHerald(dialect, { ...LOCAL_DELIVERY, worker: false })
-
-    it('both go through when they wait for the endpoint together, and the delivery is cancelled', async () => {
-      const account = await createAccount(idle.current)
-      const api = await webhookApi(account, idle.current.clock)
-      const endpoint = await subscribedEndpoint(api, 'http://127.0.0.1:9/unreachable', ['a.*'])
-      await api.post('/webhooks/events', { type: 'a.b', data: {} })
-      const db = idle.current.herald.database.db
-      const { id } = await db.selectFrom('webhook_deliveries').select('id').where('endpoint_id', '=', endpoint.id).where('status', '=', 'pending').executeTakeFirstOrThrow()
+    it('a retry of a pending delivery and a delete of its endpoint both go through, and the delivery is cancelled', async () => {
+      const { api, db, endpoint, id } = await pendingDelivery()
       // The retry gets the endpoint's row first, then needs the delivery's; the delete must not have taken the
       // delivery's in between (when it did, the two deadlocked and one answered 500).
-      const holder = await LockHolder.take(db, sql`select id from webhook_endpoints where id = ${endpoint.id} for update`)
-      let retrying, deleting
-      try {
-        retrying = api.post<Delivery>(`/webhooks/deliveries/${id}/retry`)
-        await lockWaiters(db, 1)
-        deleting = api.delete(`/webhooks/endpoints/${endpoint.id}`)
-        await lockWaiters(db, 2)
-      } finally {
-        await holder.commit()
-      }
+      const [retried, deleted] = await oneAfterTheOther(
+        db,
+        sql`select id from webhook_endpoints where id = ${endpoint.id} for update`,
+        () => api.post<Delivery>(`/webhooks/deliveries/${id}/retry`),
+        () => api.delete(`/webhooks/endpoints/${endpoint.id}`),
+      )
 
-      expect((await retrying).status).toBe(202)
-      expect((await deleting).status).toBe(204)
+      expect(retried.status).toBe(202)
+      expect(deleted.status).toBe(204)
       expect((await db.selectFrom('webhook_deliveries').select('status').where('id', '=', id).executeTakeFirstOrThrow()).status).toBe('cancelled')
     })
   })

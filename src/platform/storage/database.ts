@@ -14,12 +14,11 @@ export interface DialectFeatures {
   name: 'sqlite' | 'postgres'
   /** LISTEN/NOTIFY carries cache invalidations and wake-ups between processes. */
   notify: boolean
-  /** `FOR UPDATE SKIP LOCKED` lets several processes claim rows without blocking each other. */
-  skipLocked: boolean
   /**
-   * Row locks (`FOR SHARE`, `FOR NO KEY UPDATE`): a transaction that decides from a row locks it, so that a change
-   * to the row waits until the decision has committed. SQLite runs one transaction at a time, so nothing can change
-   * in between.
+   * Row locks: `FOR UPDATE SKIP LOCKED` lets several processes claim rows without blocking each other, and a
+   * transaction that decides from a row locks it (`FOR SHARE`, `FOR NO KEY UPDATE`), so that a change to the row
+   * waits until the decision has committed. SQLite has none: it runs one transaction at a time, so nothing can
+   * change in between.
    */
   rowLocks: boolean
   /**
@@ -63,7 +62,7 @@ function openSqlite(filename: string): Database {
   const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(connection) }) })
   return {
     db,
-    features: { name: 'sqlite', notify: false, skipLocked: false, rowLocks: false, concurrentTransactions: 1, jsonRows: 'json_each', writableCtes: false },
+    features: { name: 'sqlite', notify: false, rowLocks: false, concurrentTransactions: 1, jsonRows: 'json_each', writableCtes: false },
     close: () => db.destroy(),
   }
 }
@@ -108,7 +107,7 @@ function openPostgres(connectionString: string): Database {
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) })
   return {
     db,
-    features: { name: 'postgres', notify: true, skipLocked: true, rowLocks: true, concurrentTransactions: 2, jsonRows: 'jsonb_to_recordset', writableCtes: true },
+    features: { name: 'postgres', notify: true, rowLocks: true, concurrentTransactions: 2, jsonRows: 'jsonb_to_recordset', writableCtes: true },
     postgres: poolConfig,
     close: () => db.destroy(),
   }

@@ -89,7 +89,7 @@ export class DeliveryQueue {
    */
   async claim(capacity: number, leaseMs: number, inFlightHere: ReadonlyMap<string, number>): Promise<Claim> {
     return transaction(this.db, async (tx) => {
-      if (this.features.skipLocked) await sql`select pg_advisory_xact_lock(${CLAIM_LOCK})`.execute(tx.db)
+      if (this.features.rowLocks) await sql`select pg_advisory_xact_lock(${CLAIM_LOCK})`.execute(tx.db)
       const now = this.clock.now()
       const second = now - (now % 1000)
       const candidates = await tx.db
@@ -226,7 +226,7 @@ export class DeliveryQueue {
     }
     const columns = ['d.id', 'd.account_id', 'd.endpoint_id', 'd.event_id', 'd.event_type', 'd.attempt_count', 'd.lease_token', 'd.leased_at', 'e.data', 'e.created_at'] as const
     const leaseRow = { lease_token: leaseToken, holder: this.#holder, expires_at: leaseEnds }
-    if (this.features.skipLocked && this.features.writableCtes) {
+    if (this.features.rowLocks && this.features.writableCtes) {
       // Each picked delivery is locked on its own, by primary key, in a lateral subquery; the statement leases
       // exactly the rows it answers. Claimability is asked again because PostgreSQL, locking a row that a
       // transaction committed since `picked` was read (a late completion of a lapsed lease, an endpoint's

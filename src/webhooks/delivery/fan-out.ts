@@ -92,7 +92,7 @@ export class FanOut {
   async drainOutbox(limit: number): Promise<number> {
     return transaction(this.db, async (tx) => {
       let query = tx.db.selectFrom('events').select(['id', 'account_id', 'type']).where('fanned_out_at', 'is', null).orderBy('created_at').limit(limit)
-      if (this.features.skipLocked) query = query.modifyEnd(sql`for update skip locked`)
+      if (this.features.rowLocks) query = query.modifyEnd(sql`for update skip locked`)
       const events = await query.execute()
       if (events.length === 0) return 0
       const now = this.clock.now()

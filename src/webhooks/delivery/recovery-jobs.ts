@@ -58,7 +58,7 @@ export class RecoveryJobs {
   async runBatch(batch: number): Promise<boolean> {
     return transaction(this.db, async (tx) => {
       let query = tx.db.selectFrom('webhook_jobs').selectAll().where('status', '=', 'pending').orderBy('created_at').limit(1)
-      if (this.features.skipLocked) query = query.modifyEnd(sql`for update skip locked`)
+      if (this.features.rowLocks) query = query.modifyEnd(sql`for update skip locked`)
       const job = await query.executeTakeFirst()
       if (!job) return false
       const now = this.clock.now()

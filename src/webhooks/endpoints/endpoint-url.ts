@@ -33,7 +33,7 @@ export async function endpointUrlProblem(text: string, policy: EndpointUrlPolicy
   // WHATWG URL forgets an empty userinfo (`https://@host`) or fragment (`…/hook#`), reads `https:///host` as
   // `https://host`, and a backslash anywhere as a slash: refused as written, so the URL stored is the one requested.
   if (text.includes('\\')) return 'must not contain backslashes'
-  if (!/^[a-z][a-z0-9+.-]*:\/\/[^/]/i.test(text)) return 'must start with the scheme, then // and the host'
+  if (!/^https?:\/\/[^/]/i.test(text)) return 'must start with the scheme, then // and the host'
   const authority = text.slice(text.indexOf('//') + 2).split(/[/?#]/, 1)[0] ?? ''
   if (authority.includes('@')) return 'must not contain credentials'
   if (text.includes('#')) return 'must not contain a fragment'
