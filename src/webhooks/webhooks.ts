@@ -53,10 +53,10 @@ export function openWebhooks({ config, database, box, clock, log, notifications,
   const { db, features } = database
   const wake = new WakeSignal(notifications)
   const store = new EndpointStore(db, box, invalidation)
-  const endpoints = new Endpoints(db, store, clock, outbox, wake, { allowHttp: config.allowHttpOutbound, allowedCidrs: config.webhookAllowedCidrs })
+  const endpoints = new Endpoints(db, features, store, clock, outbox, wake, { allowHttp: config.allowHttpOutbound, allowedCidrs: config.webhookAllowedCidrs })
   const fanOut = new FanOut(db, features, store, wake, clock)
   const jobs = new RecoveryJobs(db, features, clock, wake)
-  const queue = new DeliveryQueue(db, features, clock, settings, store, endpoints, outbox)
+  const queue = new DeliveryQueue(db, features, clock, settings, endpoints, outbox)
   const metrics = new WebhookMetrics(db, clock)
   const sender = new Sender(outbound, clock, { ...DEFAULT_SENDER_OPTIONS, timeoutMs: config.webhookTimeoutMs })
   // DESIGN: a lease outlasts the attempt's timeout and the flush that records it, with room to spare.

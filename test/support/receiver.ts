@@ -15,6 +15,8 @@ export interface Reply {
   body?: string
   /** Wait this long before answering. */
   delayMs?: number
+  /** Answer once this settles. */
+  until?: Promise<void>
 }
 
 export type Responder = (request: ReceivedRequest) => Reply
@@ -51,6 +53,7 @@ export class Receiver {
           response.end(reply.body ?? '')
         }
         if (reply.delayMs) setTimeout(send, reply.delayMs).unref()
+        else if (reply.until) void reply.until.finally(send)
         else send()
       })
     })

@@ -4,7 +4,7 @@ import type { DB } from '../../src/platform/storage/schema.js'
 import { forEachDialect, useHerald } from '../support/herald.js'
 import { createAccount } from '../support/http.js'
 import { eventually } from '../support/receiver.js'
-import { type Delivery, LOCAL_DELIVERY, subscribedEndpoint, useReceiver, webhookApi } from './support.js'
+import { type Delivery, LOCAL_DELIVERY, subscribedEndpoint, useReceiver, type WebhookApi, webhookApi } from './support.js'
 
 const DAY_MS = 24 * 3600 * 1000
 
@@ -96,6 +96,56 @@ forEachDialect((dialect) => {
     })
   })
 
+  // Another process's change reaches this one's caches a moment after it commits (see CacheInvalidation); until
+  // then the cached routes and targets are behind. A change written straight into the database stands for one.
+  describe("an endpoint's status, read from its row", () => {
+    const h = useHerald(dialect, LOCAL_DELIVERY)
+    const receiver = useReceiver()
+
+    async function deliveriesOf(api: WebhookApi, eventId: string): Promise<Delivery[]> {
+      return (await api.get<{ data: Delivery[] }>(`/webhooks/deliveries?event_id=${eventId}`)).body.data
+    }
+
+    it('decides whether a new delivery is held, and a deleted endpoint gets none, whatever the routes cached', async () => {
+      const account = await createAccount(h.current)
+      const api = await webhookApi(account, h.current.clock)
+      const endpoint = await subscribedEndpoint(api, receiver.current.url, ['a.*'])
+      const db = h.current.herald.database.db
+      const first = await api.post<{ id: string }>('/webhooks/events', { type: 'a.b', data: {} })
+      await eventually(() => receiver.current.messageIds.includes(first.body.id))
+
+      await db.updateTable('webhook_endpoints').set({ status: 'disabled', disabled_reason: 'manual' }).where('id', '=', endpoint.id).execute()
+      const whileDisabled = await api.post<{ id: string }>('/webhooks/events', { type: 'a.b', data: {} })
+      expect((await deliveriesOf(api, whileDisabled.body.id)).map((d) => [d.endpoint_id, d.status, d.next_attempt_at])).toEqual([[endpoint.id, 'held', null]])
+
+      await db.deleteFrom('webhook_endpoints').where('id', '=', endpoint.id).execute()
+      const afterDelete = await api.post<{ id: string }>('/webhooks/events', { type: 'a.b', data: {} })
+      expect(afterDelete.status).toBe(201)
+      expect(await deliveriesOf(api, afterDelete.body.id)).toEqual([])
+      expect(receiver.current.messageIds).toEqual([first.body.id])
+    })
+
+    it('decides whether a failed attempt waits as held', async () => {
+      const account = await createAccount(h.current)
+      const api = await webhookApi(account, h.current.clock)
+      const endpoint = await subscribedEndpoint(api, receiver.current.url, ['a.*'])
+      let answer!: () => void
+      receiver.current.respond = () => ({ status: 500, until: new Promise<void>((resolve) => (answer = resolve)) })
+      const published = await api.post<{ id: string }>('/webhooks/events', { type: 'a.b', data: {} })
+      await eventually(() => receiver.current.requests.length === 1)
+
+      // Disabled while the attempt is in flight, by a process whose news has not come yet.
+      await h.current.herald.database.db.updateTable('webhook_endpoints').set({ status: 'disabled', disabled_reason: 'manual' }).where('id', '=', endpoint.id).execute()
+      answer()
+
+      const [delivery] = await eventually(async () => {
+        const found = await deliveriesOf(api, published.body.id)
+        return found[0]?.attempt_count === 1 && found
+      })
+      expect([delivery!.status, delivery!.last_response_status, delivery!.next_attempt_at]).toEqual(['held', 500, null])
+    })
+  })
+
   // Interleavings that need two transactions at once: SQLite runs one at a time.
   if (dialect !== 'postgres') return
 
@@ -137,6 +187,20 @@ forEachDialect((dialect) => {
       }
       return Promise.all([firstDone, secondDone])
     }
+
+    it('two requests disabling one endpoint at once disable it once', async () => {
+      const { api, db, endpoint } = await pendingDelivery()
+      const [first, second] = await oneAfterTheOther(
+        db,
+        sql`select id from webhook_endpoints where id = ${endpoint.id} for update`,
+        () => api.patch<{ status: string }>(`/webhooks/endpoints/${endpoint.id}`, { status: 'disabled' }),
+        () => api.patch<{ status: string }>(`/webhooks/endpoints/${endpoint.id}`, { status: 'disabled' }),
+      )
+
+      expect([first.status, first.body.status, second.status, second.body.status]).toEqual([200, 'disabled', 200, 'disabled'])
+      const events = await api.get<{ data: Array<{ data: { id: string } }> }>('/webhooks/events?type=webhook.endpoint.disabled')
+      expect(events.body.data.map((event) => event.data.id)).toEqual([endpoint.id])
+    })
 
     it('retention does not delete a delivery that a retry queued after retention read it', async () => {
       const { api, db, id } = await failedDelivery(idle.current.clock.now() - 40 * DAY_MS)
@@ -205,6 +269,65 @@ forEachDialect((dialect) => {
     })
   })
 
+  describe('an enable on PostgreSQL', () => {
+    const h = useHerald(dialect, LOCAL_DELIVERY)
+    const receiver = useReceiver()
+
+    /** A lock holder part way through enabling the endpoint: its row is changed, its held deliveries not yet released. */
+    async function halfEnabled(endpointId: string) {
+      const db = h.current.herald.database.db
+      const holder = await LockHolder.take(db, sql`update webhook_endpoints set status = 'active', disabled_reason = null, disabled_at = null where id = ${endpointId}`)
+      const release = () => holder.run(sql`update webhook_deliveries set status = 'pending', next_attempt_at = ${h.current.clock.now()} where endpoint_id = ${endpointId} and status = 'held'`)
+      return { db, holder, release }
+    }
+
+    it('is waited for by a publish, whose delivery is then due', async () => {
+      const account = await createAccount(h.current)
+      const api = await webhookApi(account, h.current.clock)
+      const endpoint = await subscribedEndpoint(api, receiver.current.url, ['a.*'])
+      expect((await api.patch(`/webhooks/endpoints/${endpoint.id}`, { status: 'disabled' })).status).toBe(200)
+      const { db, holder, release } = await halfEnabled(endpoint.id)
+      let published
+      try {
+        published = api.post<{ id: string }>('/webhooks/events', { type: 'a.b', data: {} })
+        await lockWaiters(db, 1)
+        await release()
+      } finally {
+        await holder.commit()
+      }
+      const event = await published
+      expect(event.status).toBe(201)
+      await eventually(() => receiver.current.messageIds.includes(event.body.id))
+    })
+
+    it('is waited for by the outcome of an attempt that began before the disable, which is then due', async () => {
+      const account = await createAccount(h.current)
+      const api = await webhookApi(account, h.current.clock)
+      let answer!: () => void
+      receiver.current.respond = () => ({ status: 500, until: new Promise<void>((resolve) => (answer = resolve)) })
+      const endpoint = await subscribedEndpoint(api, receiver.current.url, ['a.*'])
+      const published = await api.post<{ id: string }>('/webhooks/events', { type: 'a.b', data: {} })
+      await eventually(() => receiver.current.requests.length === 1)
+      expect((await api.patch(`/webhooks/endpoints/${endpoint.id}`, { status: 'disabled' })).status).toBe(200)
+
+      const { db, holder, release } = await halfEnabled(endpoint.id)
+      try {
+        answer()
+        await lockWaiters(db, 1)
+        await release()
+      } finally {
+        await holder.commit()
+      }
+
+      const delivery = await eventually(async () => {
+        const found = (await api.get<{ data: Delivery[] }>(`/webhooks/deliveries?event_id=${published.body.id}`)).body.data[0]
+        return found?.attempt_count === 1 && found
+      })
+      expect([delivery.status, delivery.last_response_status]).toEqual(['pending', 500])
+      expect(delivery.next_attempt_at).not.toBeNull()
+    })
+  })
+
   describe('a claim on PostgreSQL', () => {
     const h = useHerald(dialect, LOCAL_DELIVERY)
     const receiver = useReceiver()
@@ -215,15 +338,18 @@ forEachDialect((dialect) => {
       const endpoint = await subscribedEndpoint(api, receiver.current.url, ['a.*'], { rate_limit: 100 })
       const db = h.current.herald.database.db
       await subscribedEndpoint(api, receiver.current.url, ['b.*'])
-      // A disable's two statements, the endpoint's row and then its waiting deliveries, around the worker's claims.
-      const holder = await LockHolder.take(db, sql`update webhook_endpoints set status = 'disabled', disabled_reason = 'manual' where id = ${endpoint.id}`)
+      // A disable's statements, the endpoint's row and then its waiting deliveries, around the worker's claims. The
+      // row is locked for share first, which the claim's lock conflicts with as it does with the disable's, and
+      // which lets the publishes below through: they lock the endpoints they deliver to for share too.
+      const holder = await LockHolder.take(db, sql`select id from webhook_endpoints where id = ${endpoint.id} for share`)
       let published, later
       try {
         published = await api.post<{ id: string }>('/webhooks/events', { type: 'a.b', data: {} })
         later = await api.post<{ id: string }>('/webhooks/events', { type: 'b.c', data: {} })
         // A claim leaves the locked endpoint for later and goes on with the others. (It used to lease the first
-        // delivery, wait for the endpoint's row, and deadlock with the statement below.)
+        // delivery, wait for the endpoint's row, and deadlock with the statements below.)
         await eventually(() => receiver.current.messageIds.includes(later!.body.id))
+        await holder.run(sql`update webhook_endpoints set status = 'disabled', disabled_reason = 'manual' where id = ${endpoint.id}`)
         await holder.run(sql`update webhook_deliveries set status = 'held', next_attempt_at = null where endpoint_id = ${endpoint.id} and status = 'pending' and lease_token is null`)
       } finally {
         await holder.commit()

@@ -7,7 +7,6 @@ import type { DialectFeatures } from '../../platform/storage/database.js'
 import type { DB, DeliveryStatus, WebhookDeliveriesTable } from '../../platform/storage/schema.js'
 import { jsonRows } from '../../platform/storage/json-rows.js'
 import { type Tx, transaction } from '../../platform/storage/transaction.js'
-import type { EndpointStore } from '../endpoints/endpoint-store.js'
 import type { Endpoints } from '../endpoints/endpoints.js'
 import { isOperationalType } from '../events/event-types.js'
 import { claimable, countsPerLease, notLeased, perEndpoint, releaseLeases } from './leases.js'
@@ -77,7 +76,6 @@ export class DeliveryQueue {
     private readonly features: DialectFeatures,
     private readonly clock: Clock,
     private readonly settings: SettingsStore,
-    private readonly endpointStore: EndpointStore,
     private readonly endpoints: Endpoints,
     private readonly outbox: Outbox,
   ) {}
@@ -294,6 +292,7 @@ export class DeliveryQueue {
       for (const statement of releaseLeases(this.#leaseCounts(plans), now)) await statement.execute(tx.db)
       const applied = plans.filter((plan) => kept.has(plan.outcome.delivery.id))
       if (applied.length === 0) return []
+      await this.#holdWhereDisabled(tx, applied)
       await this.#attemptsInsert(applied.map((plan) => plan.outcome)).execute(tx.db)
       await this.#trackEndpointHealth(tx, applied, now)
       const failures = applied.filter((plan) => plan.status === 'failed' && !isOperationalType(plan.outcome.delivery.eventType))
@@ -345,9 +344,32 @@ export class DeliveryQueue {
     const settings = await this.settings.get(delivery.accountId)
     const next = settings ? nextAttemptAt(settings.webhook_retry_schedule, delivery.attemptNumber, now, outcome.retryAfterSeconds) : null
     if (next === null) return { outcome, status: 'failed', nextAttemptAt: null, finishedAt: now }
-    const target = await this.endpointStore.target(delivery.endpointId)
-    if (target?.status !== 'active') return { outcome, status: 'held', nextAttemptAt: null, finishedAt: null }
+    // Held instead if its endpoint is no longer active (see #holdWhereDisabled).
     return { outcome, status: 'pending', nextAttemptAt: next, finishedAt: null }
+  }
+
+  /**
+   * Deliveries that are to be tried again wait as `held` if their endpoint is not active. The endpoint's row decides,
+   * read once the deliveries are written: on PostgreSQL it is locked, so an enable or disable waits for this
+   * transaction and then releases or holds these deliveries with the rest, and one that committed first is what the
+   * read finds. (A cached status could be moments behind a change made by another process, and a delivery held
+   * after its endpoint's release would wait for good.) The deliveries are locked before the endpoint, the order in
+   * which deleting an endpoint takes them; the lock is the one that ending or starting a run of failures takes next.
+   */
+  async #holdWhereDisabled(tx: Tx, plans: CompletionPlan[]): Promise<void> {
+    const waiting = plans.filter((plan) => plan.status === 'pending')
+    if (waiting.length === 0) return
+    // Every one of them locked, the inactive ones above all: they are the ones an enable would change.
+    let endpoints = tx.db.selectFrom('webhook_endpoints').select(['id', 'status']).where('id', 'in', [...new Set(waiting.map((plan) => plan.outcome.delivery.endpointId))])
+    if (this.features.rowLocks) endpoints = endpoints.forNoKeyUpdate()
+    const active = new Set((await endpoints.execute()).filter((row) => row.status === 'active').map((row) => row.id))
+    const held = waiting.filter((plan) => !active.has(plan.outcome.delivery.endpointId))
+    if (held.length === 0) return
+    await tx.db.updateTable('webhook_deliveries').set({ status: 'held', next_attempt_at: null }).where('id', 'in', held.map((plan) => plan.outcome.delivery.id)).execute()
+    for (const plan of held) {
+      plan.status = 'held'
+      plan.nextAttemptAt = null
+    }
   }
 
   /** One fenced UPDATE for the whole batch; answers the ids whose lease still held. */

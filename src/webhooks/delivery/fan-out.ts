@@ -2,11 +2,12 @@ import { sql, type Kysely } from 'kysely'
 import type { Clock } from '../../platform/clock.js'
 import type { StatementSignal } from '../../platform/notifications/notifications.js'
 import { newId } from '../../platform/ids.js'
-import type { DB, WebhookDeliveriesTable } from '../../platform/storage/schema.js'
+import type { DB } from '../../platform/storage/schema.js'
 import { type Tx, transaction } from '../../platform/storage/transaction.js'
 import type { DialectFeatures } from '../../platform/storage/database.js'
 import type { EndpointStore } from '../endpoints/endpoint-store.js'
 import { matchesPattern } from '../events/event-types.js'
+import { insertDeliveries, type NewDelivery } from './new-deliveries.js'
 import type { WakeSignal } from './wake.js'
 
 export interface FannedEvent {
@@ -15,12 +16,9 @@ export interface FannedEvent {
   type: string
 }
 
-/** Rows per multi-row INSERT: far below either dialect's limit on bound parameters. */
-const INSERT_CHUNK = 500
-
 /**
  * Turns events into deliveries: one per subscribed endpoint whose patterns match, `pending` for an active
- * endpoint and `held` for a disabled one. It runs in the transaction that marks the events fanned out, so an
+ * endpoint and `held` for a disabled one (see insertDeliveries). It runs in the transaction that marks the events fanned out, so an
  * event is fanned out exactly once: published events in their publishing transaction, outbox events in a
  * batch claimed by a worker, never by the request that recorded them.
  */
@@ -35,51 +33,34 @@ export class FanOut {
 
   /** Creates the deliveries of `events` in `tx`; answers how many. */
   async deliver(tx: Tx, events: readonly FannedEvent[], now: number): Promise<number> {
-    const rows = await this.#plan(tx.db, events, now)
-    for (let start = 0; start < rows.length; start += INSERT_CHUNK) {
-      await tx.db.insertInto('webhook_deliveries').values(rows.slice(start, start + INSERT_CHUNK)).execute()
-    }
-    if (needsWake(rows)) await this.wake.send(tx, 'deliveries')
+    const planned = await this.#plan(tx.db, events, now)
+    if (planned.length === 0) return 0
+    const { rows } = await insertDeliveries(this.features, planned).execute(tx.db)
+    // Held deliveries wait for their endpoint; only pending ones are work for a worker.
+    if (rows.some((row) => row.status === 'pending')) await this.wake.send(tx, 'deliveries')
     return rows.length
   }
 
   /**
    * `deliver` for a caller that writes everything in one statement of its own (PostgreSQL): the deliveries of
-   * `events` to insert, and the wake-up that statement must evaluate if it inserts a pending one.
+   * `events` to insert with insertDeliveries, and the wake-up that statement must evaluate if it inserts a pending one.
    */
-  async planForStatement(events: readonly FannedEvent[], now: number): Promise<{ rows: WebhookDeliveriesTable[]; wake: StatementSignal | undefined }> {
+  async planForStatement(events: readonly FannedEvent[], now: number): Promise<{ rows: NewDelivery[]; wake: StatementSignal | undefined }> {
     const rows = await this.#plan(this.db, events, now)
-    return { rows, wake: needsWake(rows) ? this.wake.inStatement('deliveries') : undefined }
+    return { rows, wake: rows.length > 0 ? this.wake.inStatement('deliveries') : undefined }
   }
 
   /** One delivery per subscribed endpoint whose patterns match. `db` is the caller's transaction when there is one. */
-  async #plan(db: Kysely<DB>, events: readonly FannedEvent[], now: number): Promise<WebhookDeliveriesTable[]> {
-    const rows: WebhookDeliveriesTable[] = []
+  async #plan(db: Kysely<DB>, events: readonly FannedEvent[], now: number): Promise<NewDelivery[]> {
+    const rows: NewDelivery[] = []
     for (const event of events) {
       const routes = await this.endpoints.routes(db, event.account_id)
-      const matched = new Map<string, boolean>()
+      const matched = new Set<string>()
       for (const route of routes) {
-        if (route.patterns.some((pattern) => matchesPattern(pattern, event.type))) matched.set(route.endpointId, route.active)
+        if (route.patterns.some((pattern) => matchesPattern(pattern, event.type))) matched.add(route.endpointId)
       }
-      for (const [endpointId, active] of matched) {
-        rows.push({
-          id: newId('dlv', now),
-          account_id: event.account_id,
-          event_id: event.id,
-          event_type: event.type,
-          endpoint_id: endpointId,
-          status: active ? 'pending' : 'held',
-          attempt_count: 0,
-          next_attempt_at: active ? now : null,
-          lease_token: null,
-          leased_at: null,
-          lease_expires_at: null,
-          last_attempt_at: null,
-          last_response_status: null,
-          last_error: null,
-          finished_at: null,
-          created_at: now,
-        })
+      for (const endpointId of matched) {
+        rows.push({ id: newId('dlv', now), account_id: event.account_id, event_id: event.id, event_type: event.type, endpoint_id: endpointId, created_at: now })
       }
     }
     return rows
@@ -101,9 +82,4 @@ export class FanOut {
       return events.length
     })
   }
-}
-
-/** Held deliveries wait for their endpoint; only pending ones are work for a worker. */
-function needsWake(rows: readonly WebhookDeliveriesTable[]): boolean {
-  return rows.some((row) => row.status === 'pending')
 }

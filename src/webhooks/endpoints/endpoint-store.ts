@@ -19,10 +19,9 @@ export interface DeliveryTarget {
   previous: { secret: Buffer; until: number } | null
 }
 
-/** Which endpoints an account's events go to: every subscription, with its endpoint's status. */
+/** Which endpoints an account's events go to: every subscription. */
 export interface Route {
   endpointId: string
-  active: boolean
   patterns: readonly string[]
 }
 
@@ -56,17 +55,15 @@ export class EndpointStore {
   }
 
   async #readRoutes(db: Kysely<DB>, accountId: string): Promise<Route[]> {
-    const rows = await db
-      .selectFrom('webhook_subscriptions as s')
-      .innerJoin('webhook_endpoints as e', 'e.id', 's.endpoint_id')
-      .select(['s.endpoint_id', 's.event_types', 'e.status'])
-      .where('s.account_id', '=', accountId)
-      .execute()
-    return rows.map((row) => ({ endpointId: row.endpoint_id, active: row.status === 'active', patterns: JSON.parse(row.event_types) as string[] }))
+    const rows = await db.selectFrom('webhook_subscriptions').select(['endpoint_id', 'event_types']).where('account_id', '=', accountId).execute()
+    return rows.map((row) => ({ endpointId: row.endpoint_id, patterns: JSON.parse(row.event_types) as string[] }))
   }
 
-  async read(db: Kysely<DB>, accountId: string, endpointId: string): Promise<WebhookEndpointsTable | undefined> {
-    return db.selectFrom('webhook_endpoints').selectAll().where('account_id', '=', accountId).where('id', '=', endpointId).executeTakeFirst()
+  /** `forChange` locks the row until `db`'s transaction ends (PostgreSQL): the caller writes what it read into it. */
+  async read(db: Kysely<DB>, accountId: string, endpointId: string, forChange = false): Promise<WebhookEndpointsTable | undefined> {
+    let query = db.selectFrom('webhook_endpoints').selectAll().where('account_id', '=', accountId).where('id', '=', endpointId)
+    if (forChange) query = query.forNoKeyUpdate()
+    return query.executeTakeFirst()
   }
 
   seal(accountId: string, endpointId: string, secret: string): string {

@@ -4,6 +4,7 @@ import type { Outbox } from '../../platform/events/outbox.js'
 import { ProblemError, notFound } from '../../platform/http/problems.js'
 import { looksLikeId, newId } from '../../platform/ids.js'
 import { decodeCursor, type Page, toPage } from '../../platform/pagination.js'
+import type { DialectFeatures } from '../../platform/storage/database.js'
 import type { DB, EndpointDisabledReason, EndpointStatus, WebhookEndpointsTable } from '../../platform/storage/schema.js'
 import { type Tx, transaction } from '../../platform/storage/transaction.js'
 import { generateSecret, secretKey } from '../delivery/signing.js'
@@ -47,6 +48,7 @@ export const DEFAULT_ROTATION_OVERLAP_SECONDS = 24 * 3600
 export class Endpoints {
   constructor(
     private readonly db: Kysely<DB>,
+    private readonly features: DialectFeatures,
     private readonly store: EndpointStore,
     private readonly clock: Clock,
     private readonly outbox: Outbox,
@@ -104,7 +106,8 @@ export class Endpoints {
   async update(accountId: string, endpointId: string, changes: EndpointChanges): Promise<EndpointView> {
     if (changes.url !== undefined) await this.#checkUrl(changes.url)
     return transaction(this.db, async (tx) => {
-      const row = await this.#existing(tx.db, accountId, endpointId)
+      // Locked: whether this enables or disables the endpoint depends on the status read.
+      const row = await this.#existing(tx.db, accountId, endpointId, true)
       const now = this.clock.now()
       const { status, metadata, ...fields } = changes
       const changed = { ...fields, ...(metadata !== undefined && { metadata: JSON.stringify(metadata) }), updated_at: now }
@@ -164,7 +167,8 @@ export class Endpoints {
     if (!secretKey(secret)) throw invalidSecret()
     const overlapMs = (options.overlapSeconds ?? DEFAULT_ROTATION_OVERLAP_SECONDS) * 1000
     return transaction(this.db, async (tx) => {
-      const row = await this.#existing(tx.db, accountId, endpointId)
+      // Locked: of two rotations at once, the second keeps the first one's secret as the previous one.
+      const row = await this.#existing(tx.db, accountId, endpointId, true)
       const now = this.clock.now()
       const previousUntil = overlapMs > 0 ? now + overlapMs : null
       await tx.db
@@ -209,8 +213,8 @@ export class Endpoints {
     return next
   }
 
-  async #existing(db: Kysely<DB>, accountId: string, endpointId: string): Promise<WebhookEndpointsTable> {
-    const row = looksLikeId('ep', endpointId) ? await this.store.read(db, accountId, endpointId) : undefined
+  async #existing(db: Kysely<DB>, accountId: string, endpointId: string, forChange = false): Promise<WebhookEndpointsTable> {
+    const row = looksLikeId('ep', endpointId) ? await this.store.read(db, accountId, endpointId, forChange && this.features.rowLocks) : undefined
     if (!row) throw notFound(`Endpoint ${endpointId}`)
     return row
   }

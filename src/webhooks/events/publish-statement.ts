@@ -1,7 +1,8 @@
 import { type Kysely, type RawBuilder, sql } from 'kysely'
 import type { DialectFeatures } from '../../platform/storage/database.js'
 import { type JsonColumnType, jsonRows } from '../../platform/storage/json-rows.js'
-import type { CustomEventTypesTable, DB, EventIdempotencyKeysTable, EventsTable, WebhookDeliveriesTable } from '../../platform/storage/schema.js'
+import type { CustomEventTypesTable, DB, EventIdempotencyKeysTable, EventsTable } from '../../platform/storage/schema.js'
+import { insertDeliveries, type NewDelivery } from '../delivery/new-deliveries.js'
 import { claimKeys } from './idempotency-keys.js'
 
 /** Every column of a table, with its type: written from the rows as they are, with none left to a default. */
@@ -17,25 +18,6 @@ const EVENT_COLUMNS: ColumnTypes<EventsTable> = {
   idempotency_key: 'text',
 }
 
-const DELIVERY_COLUMNS: ColumnTypes<WebhookDeliveriesTable> = {
-  id: 'text',
-  account_id: 'text',
-  event_id: 'text',
-  event_type: 'text',
-  endpoint_id: 'text',
-  status: 'text',
-  attempt_count: 'integer',
-  next_attempt_at: 'bigint',
-  lease_token: 'text',
-  leased_at: 'bigint',
-  lease_expires_at: 'bigint',
-  last_attempt_at: 'bigint',
-  last_response_status: 'integer',
-  last_error: 'text',
-  finished_at: 'bigint',
-  created_at: 'bigint',
-}
-
 const TYPE_COLUMNS: ColumnTypes<CustomEventTypesTable> = { account_id: 'text', name: 'text', first_published_at: 'bigint' }
 
 /** A batch of publishes, everything it may write worked out beforehand. */
@@ -45,8 +27,8 @@ export interface PublishStatement {
   claims: readonly EventIdempotencyKeysTable[]
   /** Written if they have no key, or if their key's claim is won. */
   events: readonly EventsTable[]
-  /** Written if their event is. */
-  deliveries: readonly WebhookDeliveriesTable[]
+  /** Written if their event is (see insertDeliveries). */
+  deliveries: readonly NewDelivery[]
   /** Recorded (unless they already are) if an event of theirs is written. */
   types: readonly CustomEventTypesTable[]
   /** Evaluated if a pending delivery is written: the wake-up of the delivery workers. */
@@ -80,12 +62,7 @@ export async function writePublishStatement(db: Kysely<DB>, features: DialectFea
       ${keyed ? sql`where e.idempotency_key is null or e.id in (select event_id from claimed)` : sql``}
       returning id, account_id, type
     ),
-    inserted_deliveries as (
-      insert into webhook_deliveries (${columnList(DELIVERY_COLUMNS)})
-      select ${columnList(DELIVERY_COLUMNS, 'd')} from ${rows('d', DELIVERY_COLUMNS, batch.deliveries)}
-      where d.event_id in (select id from inserted_events)
-      returning status
-    ),
+    inserted_deliveries as (${insertDeliveries(features, batch.deliveries, sql`d.event_id in (select id from inserted_events)`)}),
     recorded_types as (
       insert into custom_event_types (${columnList(TYPE_COLUMNS)})
       select ${columnList(TYPE_COLUMNS, 't')} from ${rows('t', TYPE_COLUMNS, batch.types)}
