@@ -1,6 +1,6 @@
 import swagger from '@fastify/swagger'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import Fastify from 'fastify'
+import Fastify, { type FastifyServerOptions } from 'fastify'
 import { discoveryRoutes, metadataRoute } from './authorization/discovery/routes.js'
 import { introspectionRoutes } from './authorization/introspection/routes.js'
 import { revocationRoutes } from './authorization/revocation/routes.js'
@@ -8,6 +8,7 @@ import { tokenRoutes } from './authorization/token/routes.js'
 import type { Herald } from './herald.js'
 import { operatorRoutes } from './platform/accounts/routes.js'
 import { accountScope } from './platform/http/account-scope.js'
+import { answerClientError } from './platform/http/client-errors.js'
 import { installCors } from './platform/http/cors.js'
 import { installErrorHandling, sendProblem } from './platform/http/error-handler.js'
 import { ProblemError } from './platform/http/problems.js'
@@ -40,9 +41,17 @@ export async function buildWorkerServer(herald: Herald): Promise<App> {
   return app
 }
 
-/** What every server of a Herald process shares: its logger, request loggers made only when used, 503 while closing. */
-function processServerOptions(herald: Herald) {
-  return { loggerInstance: herald.log, childLoggerFactory: requestLoggerFactory, return503OnClosing: true }
+/**
+ * What every server of a Herald process shares: its logger, request loggers made only when used, 503 while closing,
+ * and problem documents for requests the HTTP parser refuses.
+ */
+function processServerOptions(herald: Herald): FastifyServerOptions {
+  return {
+    loggerInstance: herald.log,
+    childLoggerFactory: requestLoggerFactory,
+    return503OnClosing: true,
+    clientErrorHandler: (error, socket) => answerClientError(herald.log, error, socket),
+  }
 }
 
 /** What every Herald process answers: liveness, readiness and Prometheus metrics. */

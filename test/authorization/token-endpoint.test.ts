@@ -1,9 +1,9 @@
-import { connect } from 'node:net'
 import { decodeJwt } from 'jose'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { OAUTH_BODY_LIMIT } from '../../src/authorization/token/token-request.js'
 import { type CreatedAccount, forEachDialect, startHerald, useHerald } from '../support/herald.js'
 import { type ApiResponse, basicAuth, call, createAccount, managementToken } from '../support/http.js'
+import { exchange } from '../support/raw-http.js'
 
 /**
  * What the token endpoint must do as every route under an account's base does, where other suites don't already
@@ -16,44 +16,6 @@ const FORM = 'application/x-www-form-urlencoded'
 
 /** Long enough for bytes written to a local socket to reach the server; only the shutdown test needs it. */
 const pause = () => new Promise((resolve) => setTimeout(resolve, 100))
-
-interface RawAnswer {
-  status: number
-  headers: Record<string, string>
-  body: string
-}
-
-/** Writes `chunks` on one connection, running `between` before each but the first, and reads every answer until the server closes it. */
-async function exchange(origin: string, chunks: string[], between: () => Promise<unknown> = async () => {}): Promise<RawAnswer[]> {
-  const { port } = new URL(origin)
-  const socket = connect(Number(port), '127.0.0.1')
-  let received = ''
-  socket.setEncoding('latin1')
-  socket.on('data', (data: string) => (received += data))
-  const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()))
-  await new Promise<void>((resolve) => socket.once('connect', () => resolve()))
-  for (const [index, chunk] of chunks.entries()) {
-    if (index > 0) await between()
-    socket.write(chunk)
-  }
-  await closed
-  return parseAnswers(received)
-}
-
-function parseAnswers(text: string): RawAnswer[] {
-  const answers: RawAnswer[] = []
-  let rest = text
-  while (rest.startsWith('HTTP/1.1 ')) {
-    const headEnd = rest.indexOf('\r\n\r\n')
-    const [statusLine = '', ...lines] = rest.slice(0, headEnd).split('\r\n')
-    const headers: Record<string, string> = {}
-    for (const line of lines) headers[line.slice(0, line.indexOf(':')).toLowerCase()] = line.slice(line.indexOf(':') + 1).trim()
-    const length = Number(headers['content-length'] ?? 0)
-    answers.push({ status: Number(statusLine.split(' ')[1]), headers, body: rest.slice(headEnd + 4, headEnd + 4 + length) })
-    rest = rest.slice(headEnd + 4 + length)
-  }
-  return answers
-}
 
 function tokenRequest(account: CreatedAccount, body: string, headers: Record<string, string | number> = {}): string {
   const all = { host: '127.0.0.1', 'content-type': FORM, 'content-length': Buffer.byteLength(body), authorization: basicAuth(account.clientId, account.clientSecret), ...headers }

@@ -3,6 +3,7 @@ import { PROBLEMS, type ProblemCode, problemType } from '../../src/platform/http
 import type { DB } from '../../src/platform/storage/schema.js'
 import { type CreatedAccount, forEachDialect, OPERATOR_TOKEN, type TestHerald, useHerald } from '../support/herald.js'
 import { basicAuth, createAccount, managementToken } from '../support/http.js'
+import { exchange } from '../support/raw-http.js'
 
 /**
  * Garbage in, a clear 4xx out: malformed input to the operator API, the management API and the token endpoint
@@ -549,11 +550,25 @@ forEachDialect((dialect) => {
       })
     }
 
-    it('refuses a 20 KB Authorization header with a 4xx, never a 500', async () => {
-      const answer = await keys(`Bearer ${'a'.repeat(20 * 1024)}`)
-      if (answer.status === 431) return // Node refuses the headers before Herald sees the request.
-      expectProblem(answer, 401, 'invalid_token')
+    it('refuses a 20 KB Authorization header with 431 headers_too_large, before any route', async () => {
+      expectProblem(await keys(`Bearer ${'a'.repeat(20 * 1024)}`), 431, 'headers_too_large')
     })
+
+    // Below any HTTP client: bytes that are not HTTP/1.1, refused by Node's parser before Fastify sees a request.
+    const notHttp = [
+      { name: 'a method with a brace in it', request: () => `GE{T ${new URL(account.base).pathname}/keys HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n` },
+      { name: 'a header line without a colon', request: () => `GET ${new URL(account.base).pathname}/keys HTTP/1.1\r\nHost: 127.0.0.1\r\nno colon here\r\n\r\n` },
+      { name: 'a header name with a space, on the token endpoint', request: () => `POST ${new URL(account.base).pathname}/oauth/tokens HTTP/1.1\r\nHost: 127.0.0.1\r\nContent Type: x\r\n\r\n` },
+    ]
+    for (const { name, request } of notHttp) {
+      it(`answers ${name} with 400 bad_request and closes the connection`, async () => {
+        const answers = await exchange(h.current.origin, [request()])
+        expect(answers).toHaveLength(1)
+        const [answer] = answers
+        expectProblem({ status: answer!.status, headers: new Headers(answer!.headers), body: JSON.parse(answer!.body) as Record<string, unknown>, text: answer!.body }, 400, 'bad_request')
+        expect(answer!.headers.connection).toBe('close')
+      })
+    }
 
     it('refuses a token without the route scope with 403 insufficient_scope', async () => {
       const narrow = await managementToken(account, 'herald:clients:read')

@@ -11,9 +11,11 @@ export const PROBLEMS = {
   insufficient_scope: { status: 403, title: 'The access token lacks a scope this operation requires' },
   not_found: { status: 404, title: 'The resource does not exist' },
   route_not_found: { status: 404, title: 'No route matches this method and path' },
+  request_timeout: { status: 408, title: 'The request did not arrive in time' },
   conflict: { status: 409, title: 'The request conflicts with the current state of the resource' },
   payload_too_large: { status: 413, title: 'The request body exceeds the limit for this route' },
   unsupported_media_type: { status: 415, title: 'The request body has an unsupported content type' },
+  headers_too_large: { status: 431, title: 'The request headers are too large' },
   internal_error: { status: 500, title: 'An unexpected error occurred' },
   service_unavailable: { status: 503, title: 'The service cannot handle the request right now' },
 } as const satisfies Record<string, { status: number; title: string }>
