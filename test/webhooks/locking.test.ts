@@ -202,6 +202,26 @@ forEachDialect((dialect) => {
       expect(events.body.data.map((event) => event.data.id)).toEqual([endpoint.id])
     })
 
+    it('deleting an endpoint is run again when it deadlocks with the write of an attempt', async () => {
+      const { api, db, endpoint, id } = await pendingDelivery()
+      // The holder stands for the write of an attempt of a delivery leased between the delete's two passes: it has
+      // the delivery, which the delete's second pass waits for, and then asks for the endpoint, which the delete holds.
+      const holder = await LockHolder.take(db, sql`update webhook_deliveries set attempt_count = attempt_count where id = ${id}`)
+      let deleted
+      try {
+        deleted = api.delete(`/webhooks/endpoints/${endpoint.id}`)
+        await lockWaiters(db, 1)
+        // PostgreSQL finds the deadlock from the side that waited first, the delete, and aborts it.
+        await holder.run(sql`update webhook_endpoints set failing_since = 1 where id = ${endpoint.id}`)
+      } finally {
+        await holder.commit()
+      }
+
+      expect((await deleted).status).toBe(204)
+      expect((await api.get(`/webhooks/endpoints/${endpoint.id}`)).status).toBe(404)
+      expect((await db.selectFrom('webhook_deliveries').select('status').where('id', '=', id).executeTakeFirstOrThrow()).status).toBe('cancelled')
+    })
+
     it('retention does not delete a delivery that a retry queued after retention read it', async () => {
       const { api, db, id } = await failedDelivery(idle.current.clock.now() - 40 * DAY_MS)
       // The retry reads the delivery and then waits for the holder; the pruner reads it as past retention and

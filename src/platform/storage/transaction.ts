@@ -15,3 +15,26 @@ export async function transaction<T>(db: Kysely<DB>, work: (tx: Tx) => Promise<T
   for (const hook of hooks) hook()
   return result
 }
+
+/** Times a transaction chosen to break a deadlock is run again before its error stands. */
+const DEADLOCK_RETRIES = 3
+
+/**
+ * Runs `write` (a whole transaction) again when PostgreSQL aborted it to break a deadlock: the other transaction then
+ * went on, and the new run reads afresh what it left. For transactions whose every effect is in the database, and
+ * where the order of two rows' locks can't be made the same on every path (see Endpoints.delete).
+ */
+export async function retryingDeadlocks<T>(write: () => Promise<T>): Promise<T> {
+  for (let retry = 0; ; retry++) {
+    try {
+      return await write()
+    } catch (error) {
+      if (retry === DEADLOCK_RETRIES || !isDeadlock(error)) throw error
+    }
+  }
+}
+
+/** PostgreSQL's `deadlock_detected` (SQLSTATE 40P01); SQLite runs one transaction at a time and never deadlocks. */
+function isDeadlock(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && 'code' in error && error.code === '40P01'
+}

@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Clock } from '../../platform/clock.js'
+import { retryingDeadlocks } from '../../platform/storage/transaction.js'
 import type { EndpointStore } from '../endpoints/endpoint-store.js'
 import type { WebhookMetrics } from '../metrics.js'
 import { type AttemptOutcome, type ClaimedDelivery, type DeliveryQueue, isSuccess } from './delivery-queue.js'
@@ -220,8 +221,8 @@ export class DeliveryWorker {
     // process's attempts by what it is still sending, not by what is recorded (see DeliveryQueue.claim).
     if (this.#capped) this.wake('deliveries')
     const retries = batch.some((outcome) => !isSuccess(outcome.responseStatus))
-    this.#flushing = this.queue
-      .complete(batch)
+    // An endpoint's deletion can deadlock with the write (see Endpoints.delete).
+    this.#flushing = retryingDeadlocks(() => this.queue.complete(batch))
       .then((finished) => {
         for (const { status } of finished) this.metrics.finished(status)
         // Noted once written: a pass that looked up the next due time during the write could not see these retries.

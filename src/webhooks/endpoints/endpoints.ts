@@ -6,7 +6,7 @@ import { looksLikeId, newId } from '../../platform/ids.js'
 import { decodeCursor, type Page, toPage } from '../../platform/pagination.js'
 import type { DialectFeatures } from '../../platform/storage/database.js'
 import type { DB, EndpointDisabledReason, EndpointStatus, WebhookEndpointsTable } from '../../platform/storage/schema.js'
-import { type Tx, transaction } from '../../platform/storage/transaction.js'
+import { retryingDeadlocks, type Tx, transaction } from '../../platform/storage/transaction.js'
 import { generateSecret, secretKey } from '../delivery/signing.js'
 import type { WakeSignal } from '../delivery/wake.js'
 import type { EndpointStore } from './endpoint-store.js'
@@ -134,9 +134,14 @@ export class Endpoints {
    * deliveries in flight, before the row is locked: their completions lock the delivery and then the endpoint (to
    * end its run of failures), and the second pass would otherwise wait for them while holding the endpoint. Retries
    * and recoveries touch no delivery in flight, so they never wait for the first pass. A delivery leased between
-   * the passes and completing as the second one comes can still deadlock with it; PostgreSQL then aborts one.
+   * the passes and completing as the second one comes can still deadlock with it; PostgreSQL then aborts one of the
+   * two, and either is run again (the worker's write too).
    */
   async delete(accountId: string, endpointId: string): Promise<void> {
+    await retryingDeadlocks(() => this.#delete(accountId, endpointId))
+  }
+
+  async #delete(accountId: string, endpointId: string): Promise<void> {
     await transaction(this.db, async (tx) => {
       const row = await this.#existing(tx.db, accountId, endpointId)
       const now = this.clock.now()
