@@ -319,6 +319,11 @@ forEachDialect((dialect) => {
       const account = await createAccount(h.current)
       const api = await webhookApi(account, h.current.clock)
       expect((await api.patch('/settings', { webhook_retention_days: 2 })).status).toBe(200)
+      // Another account keeps its deliveries for the default 30 days.
+      const other = await webhookApi(await createAccount(h.current), h.current.clock)
+      await subscribedEndpoint(other, receiver.current.url, ['pruned.*'])
+      const otherDone = await other.post<{ id: string }>('/webhooks/events', { type: 'pruned.x', data: {} })
+      await deliveryOf(other, `event_id=${otherDone.body.id}`, (d) => d.status === 'succeeded')
       const kept = await Receiver.start(() => ({ status: 500 }))
       try {
         await subscribedEndpoint(api, receiver.current.url, ['kept.*', 'pruned.*'])
@@ -341,6 +346,8 @@ forEachDialect((dialect) => {
         expect(remaining.body.data.map((d) => d.endpoint_id)).toEqual([failing.id])
         const attempts = await h.current.herald.database.db.selectFrom('webhook_attempts').select('delivery_id').where('account_id', '=', account.id).execute()
         expect(new Set(attempts.map((a) => a.delivery_id))).toEqual(new Set([remaining.body.data[0]!.id]))
+        expect((await other.get<{ data: Delivery[] }>(`/webhooks/deliveries?event_id=${otherDone.body.id}`)).body.data.map((d) => d.status)).toEqual(['succeeded'])
+        expect((await other.get(`/webhooks/events/${otherDone.body.id}`)).status).toBe(200)
       } finally {
         await kept.close()
       }

@@ -35,6 +35,11 @@ export interface DialectFeatures {
    * recording successful attempts, see DeliveryQueue).
    */
   writableCtes: boolean
+  /**
+   * `CROSS JOIN LATERAL`: a subquery, with its own LIMIT, run once per row of the table before it. SQLite has none;
+   * a plain CROSS JOIN there runs its left table as the outer loop, which serves where a LIMIT per row is not needed.
+   */
+  lateralJoins: boolean
 }
 
 export interface Database {
@@ -62,7 +67,7 @@ function openSqlite(filename: string): Database {
   const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(connection) }) })
   return {
     db,
-    features: { name: 'sqlite', notify: false, rowLocks: false, concurrentTransactions: 1, jsonRows: 'json_each', writableCtes: false },
+    features: { name: 'sqlite', notify: false, rowLocks: false, concurrentTransactions: 1, jsonRows: 'json_each', writableCtes: false, lateralJoins: false },
     close: () => db.destroy(),
   }
 }
@@ -107,7 +112,7 @@ function openPostgres(connectionString: string): Database {
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) })
   return {
     db,
-    features: { name: 'postgres', notify: true, rowLocks: true, concurrentTransactions: 2, jsonRows: 'jsonb_to_recordset', writableCtes: true },
+    features: { name: 'postgres', notify: true, rowLocks: true, concurrentTransactions: 2, jsonRows: 'jsonb_to_recordset', writableCtes: true, lateralJoins: true },
     postgres: poolConfig,
     close: () => db.destroy(),
   }

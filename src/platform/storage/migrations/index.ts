@@ -2,10 +2,12 @@ import type { Migration } from 'kysely'
 import * as platform from './0001-platform.js'
 import * as webhooks from './0002-webhooks.js'
 import * as deliveryLeases from './0003-delivery-leases.js'
+import * as retentionByAccount from './0004-retention-by-account.js'
 
 /** Every migration, in order. Names sort lexically; never rename or edit one that has shipped. */
 export const migrations: Record<string, Migration> = {
   '0001-platform': platform,
   '0002-webhooks': webhooks,
   '0003-delivery-leases': deliveryLeases,
+  '0004-retention-by-account': retentionByAccount,
 }
