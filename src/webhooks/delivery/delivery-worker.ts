@@ -135,9 +135,10 @@ export class DeliveryWorker {
           this.#outboxWaiting = false
           while ((await this.fanOut.drainOutbox(this.options.batch)) === this.options.batch && !this.#stopped);
         }
+        // One batch of a recovery job per round, claims in between: a large recovery must not hold up deliveries.
         if (this.#jobsWaiting) {
-          this.#jobsWaiting = false
-          while ((await this.jobs.runBatch(this.options.batch)) && !this.#stopped);
+          this.#jobsWaiting = await this.jobs.runBatch(this.options.batch)
+          if (this.#jobsWaiting) this.#passWanted = true
         }
         rateLimited = await this.#claim()
       } while (this.#passWanted && !this.#stopped)

@@ -22,7 +22,8 @@ export interface JobView {
 /**
  * Recovering an endpoint: its failed deliveries created since a given time are queued again. The request only
  * records the job; workers carry it out in bounded batches, each one transaction that also records how far it
- * got, so a restart carries on where it stopped and a large recovery never holds the database for long.
+ * got, so a restart carries on where it stopped and a large recovery never holds the database for long. A worker
+ * claims deliveries between one batch and the next.
  */
 export class RecoveryJobs {
   constructor(
@@ -63,26 +64,27 @@ export class RecoveryJobs {
       if (!job) return false
       const now = this.clock.now()
       const endpointStatus = await endpointStatusForRequeue(tx, this.features, job.endpoint_id)
-      let ids: string[] = []
+      // The endpoint's next `batch` deliveries, whatever their status: a batch reads no more rows than that, however
+      // few of an endpoint's deliveries failed.
+      let examined: Array<{ id: string; status: string }> = []
       if (endpointStatus !== undefined) {
         const from = job.position ?? idBoundary('dlv', job.since)
-        const rows = await tx.db
+        examined = await tx.db
           .selectFrom('webhook_deliveries')
-          .select('id')
+          .select(['id', 'status'])
           .where('account_id', '=', job.account_id)
           .where('endpoint_id', '=', job.endpoint_id)
-          .where('status', '=', 'failed')
           .where('id', job.position === null ? '>=' : '>', from)
           .orderBy('id')
           .limit(batch)
           .execute()
-        ids = rows.map((row) => row.id)
       }
-      await requeue(tx, this.wake, ids, endpointStatus === 'active', now)
-      const done = ids.length < batch
+      const failed = examined.filter((row) => row.status === 'failed').map((row) => row.id)
+      const { requeued } = await requeue(tx, this.wake, failed, endpointStatus === 'active', now)
+      const done = examined.length < batch
       await tx.db
         .updateTable('webhook_jobs')
-        .set({ position: ids.at(-1) ?? job.position, requeued: job.requeued + ids.length, status: done ? 'done' : 'pending', finished_at: done ? now : null })
+        .set({ position: examined.at(-1)?.id ?? job.position, requeued: job.requeued + requeued, status: done ? 'done' : 'pending', finished_at: done ? now : null })
         .where('id', '=', job.id)
         .execute()
       return true
