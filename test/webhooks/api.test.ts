@@ -607,9 +607,11 @@ forEachDialect((dialect) => {
     it('exposes the webhook metrics in Prometheus text after a delivery', async () => {
       const account = await createAccount(h.current)
       const api = await webhookApi(account, h.current.clock)
-      await subscribedEndpoint(api, receiver.current.url, ['metrics.*'])
+      const endpoint = await subscribedEndpoint(api, receiver.current.url, ['metrics.*'])
       const published = await api.post<EventView>('/webhooks/events', { type: 'metrics.probe', data: {} })
       await settled(api, `event_id=${published.body.id}`, 1)
+      expect((await api.patch(`/webhooks/endpoints/${endpoint.id}`, { status: 'disabled' })).status).toBe(200)
+      expect((await api.post('/webhooks/events', { type: 'metrics.held', data: {} })).status).toBe(201)
 
       const metrics = await metricsText(h.current)
       expect(metrics.status).toBe(200)
@@ -620,7 +622,11 @@ forEachDialect((dialect) => {
       expect(sample(metrics.text, 'herald_webhook_attempts_total{outcome="2xx"}')).toBeGreaterThanOrEqual(1)
       expect(sample(metrics.text, 'herald_webhook_attempt_duration_seconds_count')).toBeGreaterThanOrEqual(1)
       expect(sample(metrics.text, 'herald_webhook_publish_to_first_attempt_seconds_count')).toBeGreaterThanOrEqual(1)
-      expect(sample(metrics.text, 'herald_webhook_deliveries{status="succeeded"}')).toBeGreaterThanOrEqual(1)
+      expect(sample(metrics.text, 'herald_webhook_deliveries_finished_total{status="succeeded"}')).toBeGreaterThanOrEqual(1)
+      // Waiting deliveries are counted in the database; each status is there, even at zero.
+      expect(sample(metrics.text, 'herald_webhook_deliveries{status="pending"}')).toBeGreaterThanOrEqual(0)
+      expect(sample(metrics.text, 'herald_webhook_deliveries{status="held"}')).toBeGreaterThanOrEqual(1)
+      expect(metrics.text).not.toMatch(/^herald_webhook_deliveries\{status="succeeded"\}/m)
     })
 
     it('counts a delivery in flight as due only once its lease has run out, and as due since then', async () => {

@@ -152,7 +152,8 @@ export class Endpoints {
           .where('endpoint_id', '=', endpointId)
       await cancel().where('status', '=', 'pending').where('lease_token', 'is not', null).execute()
       await tx.db.deleteFrom('webhook_endpoints').where('id', '=', endpointId).execute()
-      await cancel().where('status', 'in', ['pending', 'held']).execute()
+      // One status at a time: each has an index by endpoint of its own (the queue's, the held deliveries').
+      for (const status of ['pending', 'held'] as const) await cancel().where('status', '=', status).execute()
       await this.outbox.record(tx, accountId, 'webhook.endpoint.deleted', { id: row.id, url: row.url }, now)
       await this.store.changed(tx, accountId, endpointId)
     })

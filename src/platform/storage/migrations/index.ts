@@ -3,6 +3,7 @@ import * as platform from './0001-platform.js'
 import * as webhooks from './0002-webhooks.js'
 import * as deliveryLeases from './0003-delivery-leases.js'
 import * as retentionByAccount from './0004-retention-by-account.js'
+import * as heldDeliveries from './0005-held-deliveries.js'
 
 /** Every migration, in order. Names sort lexically; never rename or edit one that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -10,4 +11,5 @@ export const migrations: Record<string, Migration> = {
   '0002-webhooks': webhooks,
   '0003-delivery-leases': deliveryLeases,
   '0004-retention-by-account': retentionByAccount,
+  '0005-held-deliveries': heldDeliveries,
 }
