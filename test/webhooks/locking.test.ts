@@ -222,6 +222,20 @@ forEachDialect((dialect) => {
       expect((await db.selectFrom('webhook_deliveries').select('status').where('id', '=', id).executeTakeFirstOrThrow()).status).toBe('cancelled')
     })
 
+    it('of two retries of one failed delivery at once, the second answers 409 and queues nothing', async () => {
+      const { api, db, id } = await failedDelivery(idle.current.clock.now())
+      // Both read the delivery as failed, then queue behind the holder to change it; the first queues it again.
+      const [first, second] = await oneAfterTheOther(
+        db,
+        sql`select id from webhook_deliveries where id = ${id} for update`,
+        () => api.post<Delivery>(`/webhooks/deliveries/${id}/retry`),
+        () => api.post<{ code: string }>(`/webhooks/deliveries/${id}/retry`),
+      )
+
+      expect(first.status).toBe(202)
+      expect([second.status, second.body.code]).toEqual([409, 'conflict'])
+    })
+
     it('retention does not delete a delivery that a retry queued after retention read it', async () => {
       const { api, db, id } = await failedDelivery(idle.current.clock.now() - 40 * DAY_MS)
       // The retry reads the delivery and then waits for the holder; the pruner reads it as past retention and
@@ -289,19 +303,39 @@ forEachDialect((dialect) => {
     })
   })
 
-  describe('an enable on PostgreSQL', () => {
+  describe("an endpoint's row on PostgreSQL", () => {
     const h = useHerald(dialect, LOCAL_DELIVERY)
     const receiver = useReceiver()
 
-    /** A lock holder part way through enabling the endpoint: its row is changed, its held deliveries not yet released. */
+    /** A lock holder part way through enabling the endpoint: its row is locked and changed, its held deliveries not yet released. */
     async function halfEnabled(endpointId: string) {
       const db = h.current.herald.database.db
-      const holder = await LockHolder.take(db, sql`update webhook_endpoints set status = 'active', disabled_reason = null, disabled_at = null where id = ${endpointId}`)
+      const holder = await LockHolder.take(db, sql`select id from webhook_endpoints where id = ${endpointId} for update`)
+      await holder.run(sql`update webhook_endpoints set status = 'active', disabled_reason = null, disabled_at = null where id = ${endpointId}`)
       const release = () => holder.run(sql`update webhook_deliveries set status = 'pending', next_attempt_at = ${h.current.clock.now()} where endpoint_id = ${endpointId} and status = 'held'`)
       return { db, holder, release }
     }
 
-    it('is waited for by a publish, whose delivery is then due', async () => {
+    it('a publish does not wait for a claim or the write of an attempt that holds it', async () => {
+      const account = await createAccount(h.current)
+      const api = await webhookApi(account, h.current.clock)
+      const endpoint = await subscribedEndpoint(api, receiver.current.url, ['a.*'])
+      const db = h.current.herald.database.db
+      // The lock a claim (of a rate-limited endpoint) or a completion takes on the endpoint's row.
+      const holder = await LockHolder.take(db, sql`select id from webhook_endpoints where id = ${endpoint.id} for no key update`)
+      let outcome
+      try {
+        const published = api.post<{ id: string }>('/webhooks/events', { type: 'a.b', data: {} })
+        outcome = await Promise.race([published, lockWaiters(db, 1).then(() => 'waited for the lock' as const)])
+      } finally {
+        await holder.commit()
+      }
+      expect(outcome).toMatchObject({ status: 201 })
+      const { body } = outcome as { body: { id: string } }
+      await eventually(() => receiver.current.messageIds.includes(body.id))
+    })
+
+    it('is waited for by a publish while it is being enabled, and the delivery is then due', async () => {
       const account = await createAccount(h.current)
       const api = await webhookApi(account, h.current.clock)
       const endpoint = await subscribedEndpoint(api, receiver.current.url, ['a.*'])
@@ -320,7 +354,7 @@ forEachDialect((dialect) => {
       await eventually(() => receiver.current.messageIds.includes(event.body.id))
     })
 
-    it('is waited for by the outcome of an attempt that began before the disable, which is then due', async () => {
+    it('is waited for by the outcome of an attempt that began before a disable, while it is being enabled again, and the delivery is then due', async () => {
       const account = await createAccount(h.current)
       const api = await webhookApi(account, h.current.clock)
       let answer!: () => void
@@ -360,7 +394,7 @@ forEachDialect((dialect) => {
       await subscribedEndpoint(api, receiver.current.url, ['b.*'])
       // A disable's statements, the endpoint's row and then its waiting deliveries, around the worker's claims. The
       // row is locked for share first, which the claim's lock conflicts with as it does with the disable's, and
-      // which lets the publishes below through: they lock the endpoints they deliver to for share too.
+      // which lets the publishes below through: they lock the endpoints they deliver to for key share.
       const holder = await LockHolder.take(db, sql`select id from webhook_endpoints where id = ${endpoint.id} for share`)
       let published, later
       try {

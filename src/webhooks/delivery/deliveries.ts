@@ -90,11 +90,11 @@ export class Deliveries {
       const endpointStatus = await endpointStatusForRequeue(tx, this.features, row.endpoint_id)
       // Finished before its endpoint was deleted (deleting cancels only what had not finished): nowhere to send it.
       if (endpointStatus === undefined) throw new ProblemError('conflict', 'The endpoint was deleted: this delivery has nowhere to go')
-      const { changes, requeued } = await requeue(tx, this.wake, [row.id], endpointStatus === 'active', now)
+      const { changes, requeued } = await requeue(tx, this.wake, [row.id], row.status, endpointStatus === 'active', now)
       if (requeued === 0) {
-        // Changed since it was read: deleted by retention (404), or leased by a worker.
+        // Changed since it was read: deleted by retention (404), leased by a worker, or retried by another request.
         await this.#existing(tx.db, accountId, deliveryId)
-        throw new ProblemError('conflict', 'An attempt of this delivery is in flight')
+        throw new ProblemError('conflict', 'The delivery changed while it was being retried (another attempt started); read it again')
       }
       return toView({ ...row, ...changes })
     })

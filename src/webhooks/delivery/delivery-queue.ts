@@ -292,7 +292,7 @@ export class DeliveryQueue {
       for (const statement of releaseLeases(this.#leaseCounts(plans), now)) await statement.execute(tx.db)
       const applied = plans.filter((plan) => kept.has(plan.outcome.delivery.id))
       if (applied.length === 0) return []
-      await this.#holdWhereDisabled(tx, applied)
+      await this.#holdWhereDisabled(tx, applied, await this.#lockEndpoints(tx, applied))
       await this.#attemptsInsert(applied.map((plan) => plan.outcome)).execute(tx.db)
       await this.#trackEndpointHealth(tx, applied, now)
       const failures = applied.filter((plan) => plan.status === 'failed' && !isOperationalType(plan.outcome.delivery.eventType))
@@ -349,21 +349,26 @@ export class DeliveryQueue {
   }
 
   /**
-   * Deliveries that are to be tried again wait as `held` if their endpoint is not active. The endpoint's row decides,
-   * read once the deliveries are written: on PostgreSQL it is locked, so an enable or disable waits for this
-   * transaction and then releases or holds these deliveries with the rest, and one that committed first is what the
-   * read finds. (A cached status could be moments behind a change made by another process, and a delivery held
-   * after its endpoint's release would wait for good.) The deliveries are locked before the endpoint, the order in
-   * which deleting an endpoint takes them; the lock is the one that ending or starting a run of failures takes next.
+   * Locks the endpoints of `plans` (on PostgreSQL), in one statement and in the order of their ids, as every
+   * transaction that locks several endpoints does, so that two never wait for each other; answers the active ones.
+   * The deliveries come first, the order in which deleting an endpoint takes them. The lock (FOR NO KEY UPDATE) is the
+   * one that ending or starting a run of failures needs next, and it makes enabling or disabling one of them wait.
    */
-  async #holdWhereDisabled(tx: Tx, plans: CompletionPlan[]): Promise<void> {
-    const waiting = plans.filter((plan) => plan.status === 'pending')
-    if (waiting.length === 0) return
-    // Every one of them locked, the inactive ones above all: they are the ones an enable would change.
-    let endpoints = tx.db.selectFrom('webhook_endpoints').select(['id', 'status']).where('id', 'in', [...new Set(waiting.map((plan) => plan.outcome.delivery.endpointId))])
+  async #lockEndpoints(tx: Tx, plans: readonly CompletionPlan[]): Promise<Set<string>> {
+    let endpoints = tx.db.selectFrom('webhook_endpoints').select(['id', 'status']).where('id', 'in', [...new Set(plans.map((plan) => plan.outcome.delivery.endpointId))]).orderBy('id')
     if (this.features.rowLocks) endpoints = endpoints.forNoKeyUpdate()
-    const active = new Set((await endpoints.execute()).filter((row) => row.status === 'active').map((row) => row.id))
-    const held = waiting.filter((plan) => !active.has(plan.outcome.delivery.endpointId))
+    return new Set((await endpoints.execute()).filter((row) => row.status === 'active').map((row) => row.id))
+  }
+
+  /**
+   * Deliveries that are to be tried again wait as `held` if their endpoint is not active, as read under the lock
+   * of #lockEndpoints once the deliveries are written: an enable or disable then waits for this transaction and
+   * releases or holds these deliveries with the rest, and one that committed first is what the read finds. (A
+   * cached status could be moments behind another process's change, and a delivery held after its endpoint's
+   * release would wait for good.)
+   */
+  async #holdWhereDisabled(tx: Tx, plans: CompletionPlan[], active: ReadonlySet<string>): Promise<void> {
+    const held = plans.filter((plan) => plan.status === 'pending' && !active.has(plan.outcome.delivery.endpointId))
     if (held.length === 0) return
     await tx.db.updateTable('webhook_deliveries').set({ status: 'held', next_attempt_at: null }).where('id', 'in', held.map((plan) => plan.outcome.delivery.id)).execute()
     for (const plan of held) {
@@ -453,9 +458,11 @@ export class DeliveryQueue {
     return rows.map(() => ({ status: 'succeeded' }))
   }
 
-  /** A success ends its endpoint's run of failures. */
+  /** A success ends its endpoint's run of failures. Several endpoints are locked in the order of their ids. */
   #endFailureRuns(db: Kysely<DB>, endpointIds: readonly string[] | RawBuilder<string>) {
-    return db.updateTable('webhook_endpoints').set({ failing_since: null }).where('id', 'in', endpointIds).where('failing_since', 'is not', null)
+    let failing = db.selectFrom('webhook_endpoints').select('id').where('id', 'in', endpointIds).where('failing_since', 'is not', null).orderBy('id')
+    if (this.features.rowLocks) failing = failing.forNoKeyUpdate()
+    return db.updateTable('webhook_endpoints').set({ failing_since: null }).where('id', 'in', failing)
   }
 
   /**

@@ -137,8 +137,9 @@ export class DeliveryWorker {
         }
         // One batch of a recovery job per round, claims in between: a large recovery must not hold up deliveries.
         if (this.#jobsWaiting) {
-          this.#jobsWaiting = await this.jobs.runBatch(this.options.batch)
-          if (this.#jobsWaiting) this.#passWanted = true
+          // Cleared before the batch: a job queued while it runs signals again, and is not lost.
+          this.#jobsWaiting = false
+          if (await this.jobs.runBatch(this.options.batch)) this.#jobsWaiting = this.#passWanted = true
         }
         rateLimited = await this.#claim()
       } while (this.#passWanted && !this.#stopped)

@@ -10,9 +10,10 @@ export type NewDelivery = Pick<WebhookDeliveriesTable, 'id' | 'account_id' | 'ev
  * The INSERT of `deliveries` (those whose row, aliased `d`, meets `condition`), each `pending` and due at once if
  * its endpoint is active as it is written, `held` if it is disabled, and left out if the endpoint was deleted. Which
  * endpoints an event goes to comes from a cache that can be moments behind another process's change; the endpoint's
- * row cannot. On PostgreSQL the rows are read FOR SHARE: an enable, disable or delete changing one right now is
- * waited for and its outcome read, and one that comes later waits for this insert to commit, so its release, hold or
- * cancellation finds these deliveries too. Answers the status of each delivery written.
+ * row cannot. On PostgreSQL the rows are read FOR KEY SHARE: an enable, disable or delete changing one right now
+ * (each holds the row FOR UPDATE) is waited for and its outcome read, and one that comes later waits for this insert
+ * to commit, so its release, hold or cancellation finds these deliveries too. Claims and completions, which lock
+ * endpoints FOR NO KEY UPDATE, neither wait for this nor make it wait. Answers the status of each delivery written.
  */
 export function insertDeliveries(features: DialectFeatures, deliveries: readonly NewDelivery[], condition: RawBuilder<unknown> = sql`true`): RawBuilder<{ status: DeliveryStatus }> {
   const rows = jsonRows(features, { id: 'text', account_id: 'text', event_id: 'text', event_type: 'text', endpoint_id: 'text', created_at: 'bigint' }, deliveries)
@@ -23,6 +24,6 @@ export function insertDeliveries(features: DialectFeatures, deliveries: readonly
       case when e.status = 'active' then d.created_at end, d.created_at
     from ${rows} as d inner join webhook_endpoints as e on e.id = d.endpoint_id
     where ${condition}
-    ${features.rowLocks ? sql`for share of e` : sql``}
+    ${features.rowLocks ? sql`for key share of e` : sql``}
     returning status`
 }

@@ -80,7 +80,7 @@ export class RecoveryJobs {
           .execute()
       }
       const failed = examined.filter((row) => row.status === 'failed').map((row) => row.id)
-      const { requeued } = await requeue(tx, this.wake, failed, endpointStatus === 'active', now)
+      const { requeued } = await requeue(tx, this.wake, failed, 'failed', endpointStatus === 'active', now)
       const done = examined.length < batch
       await tx.db
         .updateTable('webhook_jobs')

@@ -59,10 +59,13 @@ export class EndpointStore {
     return rows.map((row) => ({ endpointId: row.endpoint_id, patterns: JSON.parse(row.event_types) as string[] }))
   }
 
-  /** `forChange` locks the row until `db`'s transaction ends (PostgreSQL): the caller writes what it read into it. */
+  /**
+   * `forChange` locks the row FOR UPDATE until `db`'s transaction ends (PostgreSQL): the caller writes what it read
+   * into it, and may change its status (see Endpoints, #lockForStatusChange).
+   */
   async read(db: Kysely<DB>, accountId: string, endpointId: string, forChange = false): Promise<WebhookEndpointsTable | undefined> {
     let query = db.selectFrom('webhook_endpoints').selectAll().where('account_id', '=', accountId).where('id', '=', endpointId)
-    if (forChange) query = query.forNoKeyUpdate()
+    if (forChange) query = query.forUpdate()
     return query.executeTakeFirst()
   }
 

@@ -194,6 +194,7 @@ export class Endpoints {
   async disable(tx: Tx, row: WebhookEndpointsTable, reason: EndpointDisabledReason, now: number): Promise<WebhookEndpointsTable> {
     const changes = { status: 'disabled', disabled_reason: reason, disabled_at: now, updated_at: now } as const
     const next: WebhookEndpointsTable = { ...row, ...changes }
+    await this.#lockForStatusChange(tx, row.id)
     await tx.db.updateTable('webhook_endpoints').set(changes).where('id', '=', row.id).execute()
     // A delivery a worker holds right now completes first; it is held if it has to wait again.
     await tx.db
@@ -211,12 +212,23 @@ export class Endpoints {
   async #enable(tx: Tx, row: WebhookEndpointsTable, now: number): Promise<WebhookEndpointsTable> {
     const changes = { status: 'active', disabled_reason: null, disabled_at: null, failing_since: null, updated_at: now } as const
     const next: WebhookEndpointsTable = { ...row, ...changes }
+    await this.#lockForStatusChange(tx, row.id)
     await tx.db.updateTable('webhook_endpoints').set(changes).where('id', '=', row.id).execute()
     await tx.db.updateTable('webhook_deliveries').set({ status: 'pending', next_attempt_at: now }).where('endpoint_id', '=', row.id).where('status', '=', 'held').execute()
     await this.outbox.record(tx, row.account_id, 'webhook.endpoint.enabled', toView(next), now)
     await this.store.changed(tx, row.account_id, row.id)
     await this.wake.send(tx, 'deliveries')
     return next
+  }
+
+  /**
+   * A change of status holds the endpoint's row FOR UPDATE, the one lock that conflicts with FOR KEY SHARE, which
+   * whatever writes deliveries as the status says takes (publishing, fan-out, retries and recovery jobs): either
+   * waits for the other, so deliveries made meanwhile are held, released or cancelled with the rest. An UPDATE
+   * alone would take FOR NO KEY UPDATE, which doesn't. (Deleting the row conflicts with FOR KEY SHARE by itself.)
+   */
+  async #lockForStatusChange(tx: Tx, endpointId: string): Promise<void> {
+    if (this.features.rowLocks) await tx.db.selectFrom('webhook_endpoints').select('id').where('id', '=', endpointId).forUpdate().execute()
   }
 
   async #existing(db: Kysely<DB>, accountId: string, endpointId: string, forChange = false): Promise<WebhookEndpointsTable> {
