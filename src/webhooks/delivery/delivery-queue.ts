@@ -477,7 +477,8 @@ export class DeliveryQueue {
     if (succeeded.size > 0) await this.#endFailureRuns(tx.db, [...succeeded]).execute()
     if (failing.size === 0) return
     await tx.db.updateTable('webhook_endpoints').set({ failing_since: now }).where('id', 'in', [...failing]).where('failing_since', 'is', null).execute()
-    const rows = await tx.db.selectFrom('webhook_endpoints').selectAll().where('id', 'in', [...failing]).where('status', '=', 'active').execute()
+    // In the order of their ids, in which a disable's FOR UPDATE is taken on each (see insertDeliveries).
+    const rows = await tx.db.selectFrom('webhook_endpoints').selectAll().where('id', 'in', [...failing]).where('status', '=', 'active').orderBy('id').execute()
     for (const row of rows) {
       // Read in the transaction: on SQLite it holds the only connection, which a cache miss would wait for.
       const settings = await this.settings.read(tx.db, row.account_id)

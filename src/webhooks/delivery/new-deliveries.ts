@@ -22,8 +22,18 @@ export function insertDeliveries(features: DialectFeatures, deliveries: readonly
     select d.id, d.account_id, d.event_id, d.event_type, d.endpoint_id,
       case when e.status = 'active' then 'pending' else 'held' end, 0,
       case when e.status = 'active' then d.created_at end, d.created_at
-    from ${rows} as d inner join webhook_endpoints as e on e.id = d.endpoint_id
+    from ${rows} as d inner join ${endpointsOf(features, deliveries)} as e on e.id = d.endpoint_id
     where ${condition}
-    ${features.rowLocks ? sql`for key share of e` : sql``}
     returning status`
+}
+
+/**
+ * The endpoints of `deliveries`, locked on PostgreSQL in the order of their ids, as a transaction that locks several
+ * endpoints always does: a worker disabling two of them (FOR UPDATE) and this insert then never hold one each while
+ * waiting for the other.
+ */
+function endpointsOf(features: DialectFeatures, deliveries: readonly NewDelivery[]): RawBuilder<unknown> {
+  if (!features.rowLocks) return sql`webhook_endpoints`
+  const ids = JSON.stringify([...new Set(deliveries.map((delivery) => delivery.endpoint_id))])
+  return sql`(select id, status from webhook_endpoints where id in (select jsonb_array_elements_text(cast(${ids} as jsonb))) order by id for key share)`
 }
