@@ -5,8 +5,8 @@ import type { DB } from '../platform/storage/schema.js'
 import type { AttemptOutcome } from './delivery/delivery-queue.js'
 import { claimable, DUE_SINCE } from './delivery/leases.js'
 
-/** A scrape reuses counts of waiting deliveries this fresh: a backlog can be millions of index entries. */
-const STATUS_COUNT_MAX_AGE_MS = 15_000
+/** A scrape reuses counts of waiting and due deliveries this fresh: a backlog can be millions of index entries. */
+const COUNT_MAX_AGE_MS = 15_000
 /**
  * The statuses the gauge counts: those a delivery waits in, each on a partial index of its own. Finished deliveries
  * are counted as they finish (herald_webhook_deliveries_finished_total): counting them in the table would read every
@@ -24,10 +24,22 @@ export class WebhookMetrics {
   readonly #duration = new Histogram({ name: 'herald_webhook_attempt_duration_seconds', help: 'How long attempts took, from the request to the end of the kept response', buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15], registers: [this.registry] })
   readonly #firstAttempt = new Histogram({ name: 'herald_webhook_publish_to_first_attempt_seconds', help: "From an event's creation to the start of its deliveries' first attempts", buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60], registers: [this.registry] })
   readonly #finished = new Counter({ name: 'herald_webhook_deliveries_finished_total', help: 'Deliveries that reached a final status in this process', labelNames: ['status'], registers: [this.registry] })
-  #statusCounts: { at: number; rows: Array<{ status: string; count: number }> } | undefined
 
   constructor(db: Kysely<DB>, clock: Clock) {
-    const statusCounts = () => this.#countByStatus(db)
+    const statusCounts = reused(clock, async () => {
+      const counts = await db
+        .selectNoFrom((eb) =>
+          WAITING_STATUSES.map((status) =>
+            eb.selectFrom('webhook_deliveries').select((count) => count.fn.countAll<number>().as('n')).where('status', '=', status).as(status),
+          ),
+        )
+        .executeTakeFirstOrThrow()
+      return WAITING_STATUSES.map((status) => ({ status, count: Number(counts[status]) }))
+    })
+    const dueCount = reused(clock, async () => {
+      const row = await db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll<number>().as('count')).where(claimable('webhook_deliveries', clock.now())).executeTakeFirst()
+      return Number(row?.count ?? 0)
+    })
     new Gauge({
       name: 'herald_webhook_deliveries',
       help: 'Deliveries waiting, by status (pending, held), across every process',
@@ -44,8 +56,7 @@ export class WebhookMetrics {
       help: 'Pending deliveries that are due now (the queue depth)',
       registers: [this.registry],
       async collect() {
-        const row = await db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll<number>().as('count')).where(claimable('webhook_deliveries', clock.now())).executeTakeFirst()
-        this.set(Number(row?.count ?? 0))
+        this.set(await dueCount())
       },
     })
     new Gauge({
@@ -54,26 +65,20 @@ export class WebhookMetrics {
       registers: [this.registry],
       async collect() {
         const now = clock.now()
-        const row = await db.selectFrom('webhook_deliveries').select((eb) => eb.fn.min(DUE_SINCE).as('due')).where(claimable('webhook_deliveries', now)).executeTakeFirst()
-        const due = row?.due ?? null
-        this.set(due === null || due > now ? 0 : (now - due) / 1000)
+        // A delivery has been due since its next_attempt_at or later (the end of a lost lease), so none that became
+        // due after the first one's due-since time can have waited longer: only the index up to that time is read.
+        const first = await db.selectFrom('webhook_deliveries').select(DUE_SINCE.as('due')).where(claimable('webhook_deliveries', now)).orderBy('next_attempt_at').limit(1).executeTakeFirst()
+        if (!first) return this.set(0)
+        const row = await db
+          .selectFrom('webhook_deliveries')
+          .select((eb) => eb.fn.min(DUE_SINCE).as('due'))
+          .where(claimable('webhook_deliveries', now))
+          .where('next_attempt_at', '<=', first.due)
+          .executeTakeFirst()
+        const due = row?.due ?? first.due
+        this.set(due > now ? 0 : (now - due) / 1000)
       },
     })
-  }
-
-  async #countByStatus(db: Kysely<DB>): Promise<Array<{ status: string; count: number }>> {
-    const now = Date.now()
-    if (!this.#statusCounts || now - this.#statusCounts.at > STATUS_COUNT_MAX_AGE_MS) {
-      const counts = await db
-        .selectNoFrom((eb) =>
-          WAITING_STATUSES.map((status) =>
-            eb.selectFrom('webhook_deliveries').select((count) => count.fn.countAll<number>().as('n')).where('status', '=', status).as(status),
-          ),
-        )
-        .executeTakeFirstOrThrow()
-      this.#statusCounts = { at: now, rows: WAITING_STATUSES.map((status) => ({ status, count: Number(counts[status]) })) }
-    }
-    return this.#statusCounts.rows
   }
 
   attempted(outcome: AttemptOutcome): void {
@@ -84,5 +89,20 @@ export class WebhookMetrics {
 
   finished(status: string, count = 1): void {
     this.#finished.inc({ status }, count)
+  }
+}
+
+/** `read`, run again only once its last answer is COUNT_MAX_AGE_MS old (by `clock`); scrapes in between reuse it. */
+function reused<T>(clock: Clock, read: () => Promise<T>): () => Promise<T> {
+  let last: { at: number; value: Promise<T> } | undefined
+  return () => {
+    const now = clock.now()
+    if (!last || now - last.at > COUNT_MAX_AGE_MS) {
+      const value = read()
+      // A failed read is not reused.
+      value.catch(() => (last = undefined))
+      last = { at: now, value }
+    }
+    return last.value
   }
 }

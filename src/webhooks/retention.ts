@@ -14,10 +14,12 @@ const SHORTEST_RETENTION_MS = DAY_MS
  * time, up to the edge of its retention, so a run reads the rows it deletes and few others, however many rows are
  * still kept (migration 0004).
  */
-function pastRetention(features: DialectFeatures, table: 'webhook_deliveries' | 'events', condition: RawBuilder<boolean>, limit: number): RawBuilder<{ id: string }> {
+function pastRetention(features: DialectFeatures, table: 'webhook_deliveries' | 'events', time: 'finished_at' | 'created_at', condition: RawBuilder<boolean>, limit: number): RawBuilder<{ id: string }> {
   const rows = sql`${sql.table(table)} as r where r.account_id = s.account_id and ${condition}`
+  // Ordered by time, so PostgreSQL walks the index from the oldest and stops at the limit, rather than collect every
+  // entry past retention first.
   return features.lateralJoins
-    ? sql`select p.id from account_settings as s cross join lateral (select r.id from ${rows} limit ${limit}) as p limit ${limit}`
+    ? sql`select p.id from account_settings as s cross join lateral (select r.id from ${rows} order by ${sql.ref(`r.${time}`)} limit ${limit}) as p limit ${limit}`
     : sql`select r.id from account_settings as s cross join ${rows} limit ${limit}`
 }
 
@@ -42,7 +44,7 @@ export class WebhookRetention {
   async pruneDeliveries(limit: number): Promise<number> {
     const now = this.clock.now()
     return transaction(this.db, async (tx) => {
-      const { rows } = await pastRetention(this.features, 'webhook_deliveries', sql`r.finished_at is not null and r.finished_at < ${retentionStart(now)}`, limit).execute(tx.db)
+      const { rows } = await pastRetention(this.features, 'webhook_deliveries', 'finished_at', sql`r.finished_at is not null and r.finished_at < ${retentionStart(now)}`, limit).execute(tx.db)
       if (rows.length === 0) return 0
       // Asked again as the rows are deleted: a retry or a recovery job may have queued one of them since it was
       // read (on PostgreSQL the delete waits for that to commit, then reads the new row). Queued again, a delivery
@@ -71,6 +73,7 @@ export class WebhookRetention {
       const { rows } = await pastRetention(
         this.features,
         'events',
+        'created_at',
         sql`r.created_at < ${retentionStart(now)} and r.fanned_out_at is not null and not exists (select 1 from webhook_deliveries as d where d.event_id = r.id)`,
         limit,
       ).execute(tx.db)

@@ -105,7 +105,9 @@ export class DeliveryQueue {
         .where('e.status', '=', 'active')
         // A disabled (suspended) account's deliveries wait until it is enabled again.
         .where((eb) => eb.exists(eb.selectFrom('accounts as a').select('a.id').whereRef('a.id', '=', 'e.account_id').where('a.status', '=', 'active')))
-        .where((eb) => eb.exists(eb.selectFrom('webhook_deliveries as d').select('d.id').whereRef('d.endpoint_id', '=', 'e.id').where(claimable('d', now))))
+        // Asked endpoint by endpoint, in the queue index. Written as EXISTS, PostgreSQL may make it a join that reads
+        // every due delivery instead, as it did with a backlog the statistics had not seen (441 ms for 410,000 due).
+        .where((eb) => eb(eb.selectFrom('webhook_deliveries as d').select('d.id').whereRef('d.endpoint_id', '=', 'e.id').where(claimable('d', now)).limit(1), 'is not', null))
         .execute()
 
       let remaining = capacity

@@ -64,27 +64,29 @@ export class RecoveryJobs {
       if (!job) return false
       const now = this.clock.now()
       const endpointStatus = await endpointStatusForRequeue(tx, this.features, job.endpoint_id)
-      // The endpoint's next `batch` deliveries, whatever their status: a batch reads no more rows than that, however
-      // few of an endpoint's deliveries failed.
-      let examined: Array<{ id: string; status: string }> = []
+      let failed: string[] = []
       if (endpointStatus !== undefined) {
         const from = job.position ?? idBoundary('dlv', job.since)
-        examined = await tx.db
+        // On the index of the endpoint's deliveries that did not succeed (migration 0006), which the condition on
+        // `succeeded` names for SQLite: a batch reads the failed ones, not the endpoint's whole history.
+        const rows = await tx.db
           .selectFrom('webhook_deliveries')
-          .select(['id', 'status'])
+          .select('id')
           .where('account_id', '=', job.account_id)
           .where('endpoint_id', '=', job.endpoint_id)
+          .where('status', '=', 'failed')
+          .where('status', '<>', sql.lit('succeeded'))
           .where('id', job.position === null ? '>=' : '>', from)
           .orderBy('id')
           .limit(batch)
           .execute()
+        failed = rows.map((row) => row.id)
       }
-      const failed = examined.filter((row) => row.status === 'failed').map((row) => row.id)
       const { requeued } = await requeue(tx, this.wake, failed, 'failed', endpointStatus === 'active', now)
-      const done = examined.length < batch
+      const done = failed.length < batch
       await tx.db
         .updateTable('webhook_jobs')
-        .set({ position: examined.at(-1)?.id ?? job.position, requeued: job.requeued + requeued, status: done ? 'done' : 'pending', finished_at: done ? now : null })
+        .set({ position: failed.at(-1) ?? job.position, requeued: job.requeued + requeued, status: done ? 'done' : 'pending', finished_at: done ? now : null })
         .where('id', '=', job.id)
         .execute()
       return true
