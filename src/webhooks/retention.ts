@@ -2,6 +2,7 @@ import { type Kysely, type RawBuilder, sql } from 'kysely'
 import type { Clock } from '../platform/clock.js'
 import type { DialectFeatures } from '../platform/storage/database.js'
 import type { DB } from '../platform/storage/schema.js'
+import { deleteBatch } from '../platform/storage/delete-batch.js'
 import { transaction } from '../platform/storage/transaction.js'
 
 const DAY_MS = 24 * 3600 * 1000
@@ -88,21 +89,10 @@ export class WebhookRetention {
    * PostgreSQL a row that a completion holds is left to a later run, so that neither waits for the other.
    */
   async pruneLeases(limit: number): Promise<number> {
-    let batch = this.db.selectFrom('webhook_leases').select(['lease_token', 'endpoint_id']).where('expires_at', '<=', this.clock.now()).limit(limit)
-    if (this.features.rowLocks) batch = batch.forUpdate().skipLocked()
-    const result = await this.db
-      .deleteFrom('webhook_leases')
-      .where(({ eb, refTuple }) => eb(refTuple('lease_token', 'endpoint_id'), 'in', batch.$asTuple('lease_token', 'endpoint_id')))
-      .executeTakeFirst()
-    return Number(result.numDeletedRows)
+    return deleteBatch(this.db, this.features, 'webhook_leases', { condition: sql`expires_at <= ${this.clock.now()}`, limit, skipLocked: true })
   }
 
   async pruneIdempotencyKeys(limit: number): Promise<number> {
-    const batch = this.db.selectFrom('event_idempotency_keys').select(['account_id', 'key']).where('expires_at', '<=', this.clock.now()).orderBy('expires_at').limit(limit)
-    const result = await this.db
-      .deleteFrom('event_idempotency_keys')
-      .where(({ eb, refTuple }) => eb(refTuple('account_id', 'key'), 'in', batch.$asTuple('account_id', 'key')))
-      .executeTakeFirst()
-    return Number(result.numDeletedRows)
+    return deleteBatch(this.db, this.features, 'event_idempotency_keys', { condition: sql`expires_at <= ${this.clock.now()}`, orderBy: 'expires_at', limit })
   }
 }

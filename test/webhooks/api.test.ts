@@ -100,6 +100,10 @@ forEachDialect((dialect) => {
       h.current.clock.advanceSeconds(24 * 3600 - 1)
       expect((await api.post<EventView>('/webhooks/events', { type: 'order.placed', data: { total: 10, lines: { a: 1, b: 2 } }, idempotency_key: 'order-7' })).status).toBe(200)
       h.current.clock.advanceSeconds(2)
+      // Expired, the key's row is pruned.
+      expect(await h.current.herald.pruners.idempotencyKeys.runOnce()).toBeGreaterThanOrEqual(2)
+      const db = h.current.herald.database.db
+      expect(await db.selectFrom('event_idempotency_keys').select('key').where('account_id', '=', account.id).execute()).toEqual([])
       const later = await api.post<EventView>('/webhooks/events', { type: 'order.placed', data: { total: 10, lines: { a: 1, b: 2 } }, idempotency_key: 'order-7' })
       expect(later.status).toBe(201)
       expect(later.body.id).not.toBe(first.body.id)

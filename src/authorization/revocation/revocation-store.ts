@@ -3,6 +3,7 @@ import type { RevocationLookup } from '../../platform/access-tokens/access-token
 import type { Outbox } from '../../platform/events/outbox.js'
 import { Batcher, type ItemOutcome } from '../../platform/storage/batcher.js'
 import type { DialectFeatures } from '../../platform/storage/database.js'
+import { deleteBatch } from '../../platform/storage/delete-batch.js'
 import { jsonRows } from '../../platform/storage/json-rows.js'
 import type { DB } from '../../platform/storage/schema.js'
 import { transaction } from '../../platform/storage/transaction.js'
@@ -43,7 +44,7 @@ export class TokenRevocations implements RevocationLookup {
 
   constructor(
     private readonly db: Kysely<DB>,
-    features: DialectFeatures,
+    private readonly features: DialectFeatures,
     private readonly outbox: Outbox,
   ) {
     this.#lookups = new Batcher((keys) => this.#lookUp(features, keys), { concurrency: LOOKUP_CONCURRENCY, maxBatch: LOOKUP_BATCH })
@@ -83,20 +84,9 @@ export class TokenRevocations implements RevocationLookup {
 
   /**
    * Deletes at most `limit` records whose token expired before `before`, across every account: this is
-   * housekeeping, not a tenant's query. PostgreSQL has no `DELETE … LIMIT`, so the batch is chosen by a key
-   * subquery, which SQLite runs as well; the subquery walks the `expires_at` index.
+   * housekeeping, not a tenant's query.
    */
   async pruneExpired(before: number, limit: number): Promise<number> {
-    const batch = this.db
-      .selectFrom('token_revocations')
-      .select(['account_id', 'jti'])
-      .where('expires_at', '<=', before)
-      .orderBy('expires_at')
-      .limit(limit)
-    const result = await this.db
-      .deleteFrom('token_revocations')
-      .where(({ eb, refTuple }) => eb(refTuple('account_id', 'jti'), 'in', batch.$asTuple('account_id', 'jti')))
-      .executeTakeFirst()
-    return Number(result.numDeletedRows)
+    return deleteBatch(this.db, this.features, 'token_revocations', { condition: sql`expires_at <= ${before}`, orderBy: 'expires_at', limit })
   }
 }

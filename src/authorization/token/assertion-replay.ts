@@ -1,5 +1,7 @@
-import type { Kysely } from 'kysely'
+import { type Kysely, sql } from 'kysely'
 import type { Clock } from '../../platform/clock.js'
+import type { DialectFeatures } from '../../platform/storage/database.js'
+import { deleteBatch } from '../../platform/storage/delete-batch.js'
 import type { DB } from '../../platform/storage/schema.js'
 
 /**
@@ -10,6 +12,7 @@ import type { DB } from '../../platform/storage/schema.js'
 export class AssertionReplay {
   constructor(
     private readonly db: Kysely<DB>,
+    private readonly features: DialectFeatures,
     private readonly clock: Clock,
   ) {}
 
@@ -34,22 +37,11 @@ export class AssertionReplay {
     return (result.numInsertedOrUpdatedRows ?? 0n) > 0n
   }
 
-  /** Deletes at most `limit` rows of assertions that have expired; answers how many went. */
+  /**
+   * Deletes at most `limit` rows of assertions that have expired; answers how many went. A row that a new use took
+   * over meanwhile (a later expiry) is kept.
+   */
   async pruneExpired(limit: number): Promise<number> {
-    const now = this.clock.now()
-    // PostgreSQL has no DELETE … LIMIT: a keyset subquery bounds the batch on both dialects. The outer expiry
-    // test is repeated so a row that a concurrent use took over (new expires_at) is re-checked and kept.
-    const expired = this.db
-      .selectFrom('client_assertion_jtis')
-      .select(['account_id', 'client_id', 'jti'])
-      .where('expires_at', '<=', now)
-      .limit(limit)
-      .$asTuple('account_id', 'client_id', 'jti')
-    const result = await this.db
-      .deleteFrom('client_assertion_jtis')
-      .where((eb) => eb(eb.refTuple('account_id', 'client_id', 'jti'), 'in', expired))
-      .where('expires_at', '<=', now)
-      .executeTakeFirst()
-    return Number(result.numDeletedRows)
+    return deleteBatch(this.db, this.features, 'client_assertion_jtis', { condition: sql`expires_at <= ${this.clock.now()}`, orderBy: 'expires_at', limit })
   }
 }
