@@ -560,6 +560,16 @@ forEachDialect((dialect) => {
       { name: 'a header line without a colon', request: () => `GET ${new URL(account.base).pathname}/keys HTTP/1.1\r\nHost: 127.0.0.1\r\nno colon here\r\n\r\n` },
       { name: 'a header name with a space, on the token endpoint', request: () => `POST ${new URL(account.base).pathname}/oauth/tokens HTTP/1.1\r\nHost: 127.0.0.1\r\nContent Type: x\r\n\r\n` },
     ]
+    it('answers chunk extensions over the parser limit with 413 payload_too_large and closes the connection', async () => {
+      // Authorized and typed, so that the route reads the body rather than answer before it.
+      const headers = `Host: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n`
+      const head = `POST ${new URL(account.base).pathname}/keys/rotate HTTP/1.1\r\n${headers}\r\n`
+      const answers = await exchange(h.current.origin, [`${head}1;${'x'.repeat(20 * 1024)}\r\n`])
+      expect(answers).toHaveLength(1)
+      const [answer] = answers
+      expectProblem({ status: answer!.status, headers: new Headers(answer!.headers), body: JSON.parse(answer!.body) as Record<string, unknown>, text: answer!.body }, 413, 'payload_too_large')
+    })
+
     for (const { name, request } of notHttp) {
       it(`answers ${name} with 400 bad_request and closes the connection`, async () => {
         const answers = await exchange(h.current.origin, [request()])

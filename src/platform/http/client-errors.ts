@@ -7,6 +7,7 @@ import { ProblemError } from './problems.js'
 const PARSER_PROBLEMS: Readonly<Record<string, ProblemError>> = {
   HPE_HEADER_OVERFLOW: new ProblemError('headers_too_large', 'The request line and headers exceed the size limit'),
   ERR_HTTP_REQUEST_TIMEOUT: new ProblemError('request_timeout', 'The request did not arrive in full in time'),
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: new ProblemError('payload_too_large', 'The chunk extensions exceed the size limit'),
 }
 const MALFORMED = new ProblemError('bad_request', 'The request is not valid HTTP/1.1')
 
