@@ -3,25 +3,46 @@ import type { Clock } from '../platform/clock.js'
 import type { DialectFeatures } from '../platform/storage/database.js'
 import type { DB } from '../platform/storage/schema.js'
 import { deleteBatch } from '../platform/storage/delete-batch.js'
+import { jsonRows } from '../platform/storage/json-rows.js'
 import { transaction } from '../platform/storage/transaction.js'
+
+/** An event pruneEvents read past retention, and whether deliveries still refer to it (1) or not (0). */
+interface EventRead {
+  id: string
+  account_id: string
+  created_at: number
+  kept: number
+}
 
 const DAY_MS = 24 * 3600 * 1000
 /** No account keeps anything for less than this: a delivery finished since then is never deleted. */
 const SHORTEST_RETENTION_MS = DAY_MS
 
+/** A search of one table, account by account; `r` is the table's row, `s` the account's settings row. */
+interface AccountSearch {
+  table: 'webhook_deliveries' | 'events'
+  columns: RawBuilder<unknown>
+  condition: RawBuilder<unknown>
+  /** An index that starts with the account continues with these columns. */
+  order: RawBuilder<unknown>
+  limit: number
+  /** Joined to the settings row, for `condition` to use. */
+  join?: RawBuilder<unknown>
+}
+
 /**
- * Ids of up to `limit` rows of `table` (aliased `r`) that `condition` says are past retention, found account by
- * account (`s` is the account's settings row). Each account's rows are read from its oldest on an index by account and
- * time, up to the edge of its retention, so a run reads the rows it deletes and few others, however many rows are
- * still kept (migration 0004).
+ * Up to `limit` rows of a table past retention, found account by account: each account's rows are read from its
+ * oldest on an index by account and time, up to the edge of its retention, so a run reads the rows it deletes and
+ * few others, however many rows are still kept (migration 0004). On PostgreSQL the order is spelled out, so that the
+ * index is walked and the walk stops at the limit, rather than every entry past retention collected first; SQLite
+ * runs a CROSS JOIN with its left table outermost and walks the index in order by itself.
  */
-function pastRetention(features: DialectFeatures, table: 'webhook_deliveries' | 'events', time: 'finished_at' | 'created_at', condition: RawBuilder<boolean>, limit: number): RawBuilder<{ id: string }> {
-  const rows = sql`${sql.table(table)} as r where r.account_id = s.account_id and ${condition}`
-  // Ordered by time, so PostgreSQL walks the index from the oldest and stops at the limit, rather than collect every
-  // entry past retention first.
+function searchPastRetention<Row>(features: DialectFeatures, search: AccountSearch): RawBuilder<Row> {
+  const accounts = sql`account_settings as s ${search.join ?? sql``}`
+  const rows = sql`${sql.table(search.table)} as r where r.account_id = s.account_id and ${search.condition}`
   return features.lateralJoins
-    ? sql`select p.id from account_settings as s cross join lateral (select r.id from ${rows} order by ${sql.ref(`r.${time}`)} limit ${limit}) as p limit ${limit}`
-    : sql`select r.id from account_settings as s cross join ${rows} limit ${limit}`
+    ? sql<Row>`select p.* from ${accounts} cross join lateral (select ${search.columns} from ${rows} order by ${search.order} limit ${search.limit}) as p limit ${search.limit}`
+    : sql<Row>`select ${search.columns} from ${accounts} cross join ${rows} limit ${search.limit}`
 }
 
 /** The instant before which an account's rows are past retention; bigint arithmetic, as days in ms overflow int4. */
@@ -36,6 +57,9 @@ function retentionStart(now: number): RawBuilder<number> {
  * and held deliveries are never pruned. Each call deletes one bounded batch.
  */
 export class WebhookRetention {
+  /** Per account, the event (created_at, id) pruneEvents read last; see there. */
+  readonly #eventCursors = new Map<string, [number, string]>()
+
   constructor(
     private readonly db: Kysely<DB>,
     private readonly features: DialectFeatures,
@@ -45,7 +69,13 @@ export class WebhookRetention {
   async pruneDeliveries(limit: number): Promise<number> {
     const now = this.clock.now()
     return transaction(this.db, async (tx) => {
-      const { rows } = await pastRetention(this.features, 'webhook_deliveries', 'finished_at', sql`r.finished_at is not null and r.finished_at < ${retentionStart(now)}`, limit).execute(tx.db)
+      const { rows } = await searchPastRetention<{ id: string }>(this.features, {
+        table: 'webhook_deliveries',
+        columns: sql`r.id`,
+        condition: sql`r.finished_at is not null and r.finished_at < ${retentionStart(now)}`,
+        order: sql`r.finished_at`,
+        limit,
+      }).execute(tx.db)
       if (rows.length === 0) return 0
       // Asked again as the rows are deleted: a retry or a recovery job may have queued one of them since it was
       // read (on PostgreSQL the delete waits for that to commit, then reads the new row). Queued again, a delivery
@@ -54,34 +84,65 @@ export class WebhookRetention {
         .deleteFrom('webhook_deliveries')
         .where('id', 'in', rows.map((row) => row.id))
         .where('finished_at', '<', now - SHORTEST_RETENTION_MS)
-        .returning('id')
+        .returning(['id', 'event_id'])
         .execute()
       if (deleted.length === 0) return 0
       const ids = deleted.map((row) => row.id)
       await tx.db.deleteFrom('webhook_attempts').where('delivery_id', 'in', ids).execute()
+      // An event goes with its last delivery: it is past retention too, having been created before the delivery
+      // finished. pruneEvents would find it later, but only after reading past every event still waiting for one.
+      const events = [...new Set(deleted.map((row) => row.event_id))]
+      await tx.db
+        .deleteFrom('events')
+        .where('id', 'in', events)
+        .where((eb) => eb.not(eb.exists(eb.selectFrom('webhook_deliveries as d').select('d.id').whereRef('d.event_id', '=', 'events.id'))))
+        .execute()
       return ids.length
     })
   }
 
+  /**
+   * Deletes events past retention that no delivery refers to (most go with their last delivery, see
+   * pruneDeliveries; these are the ones that had none). Events past retention that still have deliveries, held ones
+   * or ones that finished late, are read past: each account's search goes on from where the last one stopped, and
+   * starts again from the oldest once it has read to the end, so a run reads at most `limit` events however many
+   * wait. Answers how many events the run dealt with, deleted or read past: a full batch means more may be waiting.
+   */
   async pruneEvents(limit: number): Promise<number> {
     const now = this.clock.now()
+    const cursors = jsonRows(this.features, { account_id: 'text', created_at: 'bigint', id: 'text' }, [...this.#eventCursors].map(([accountId, [createdAt, id]]) => ({ account_id: accountId, created_at: createdAt, id })))
     return transaction(this.db, async (tx) => {
-      // PostgreSQL expects most events to have deliveries still (it can't know that retention took them first), so
-      // it costs the search high enough to compile it with JIT, which took 120 ms where the search took 3.
-      if (this.features.name === 'postgres') await sql`set local jit = off`.execute(tx.db)
-      // An event past retention that still has deliveries (held ones, waiting for their endpoint) is read again by
-      // each run until they are gone.
-      const { rows } = await pastRetention(
-        this.features,
-        'events',
-        'created_at',
-        sql`r.created_at < ${retentionStart(now)} and r.fanned_out_at is not null and not exists (select 1 from webhook_deliveries as d where d.event_id = r.id)`,
+      const { rows: read } = await searchPastRetention<EventRead>(this.features, {
+        table: 'events',
+        columns: sql`r.id, r.account_id, r.created_at, case when exists (select 1 from webhook_deliveries as d where d.event_id = r.id) then 1 else 0 end as kept`,
+        // The cursor as a row comparison, which both dialects apply to the index (account_id, created_at, id).
+        condition: sql`r.created_at < ${retentionStart(now)} and r.fanned_out_at is not null
+          and (r.created_at, r.id) > (coalesce(c.created_at, -1), coalesce(c.id, ''))`,
+        order: sql`r.created_at, r.id`,
         limit,
-      ).execute(tx.db)
-      if (rows.length === 0) return 0
-      await tx.db.deleteFrom('events').where('id', 'in', rows.map((row) => row.id)).execute()
-      return rows.length
+        join: sql`left join ${cursors} as c on c.account_id = s.account_id`,
+      }).execute(tx.db)
+      const unreferenced = read.filter((row) => Number(row.kept) === 0).map((row) => row.id)
+      if (unreferenced.length > 0) await tx.db.deleteFrom('events').where('id', 'in', unreferenced).execute()
+      tx.afterCommit(() => this.#moveEventCursors(read, limit))
+      return read.length
     })
+  }
+
+  /**
+   * Each account's search goes on after the last event it read. When a run read fewer than `limit` events, nothing
+   * was left out, and every account starts again from its oldest event the next time.
+   */
+  #moveEventCursors(read: readonly EventRead[], limit: number): void {
+    if (read.length < limit) {
+      this.#eventCursors.clear()
+      return
+    }
+    for (const row of read) {
+      const at = Number(row.created_at)
+      const cursor = this.#eventCursors.get(row.account_id)
+      if (!cursor || at > cursor[0] || (at === cursor[0] && row.id > cursor[1])) this.#eventCursors.set(row.account_id, [at, row.id])
+    }
   }
 
   /**

@@ -314,6 +314,41 @@ forEachDialect((dialect) => {
     })
   })
 
+  describe('retention of events on a database of its own', () => {
+    const own = useHerald(dialect, { ...LOCAL_DELIVERY, worker: false })
+
+    it('reads at most a batch of events per run, going on from where the last run stopped', async () => {
+      const account = await createAccount(own.current)
+      const api = await webhookApi(account, own.current.clock)
+      expect((await api.patch('/settings', { webhook_retention_days: 2 })).status).toBe(200)
+      const db = own.current.herald.database.db
+      const old = own.current.clock.now() - 3 * 24 * HOUR * 1000
+      const event = (n: number) => ({ id: `evt_retention_${String(n).padStart(5, '0')}`, account_id: account.id, type: 'a.b', data: '{}', created_at: old + n, fanned_out_at: old + n, idempotency_key: null })
+      // 1,500 events past retention whose deliveries wait, held, and after them one that never had a delivery.
+      const waiting = Array.from({ length: 1500 }, (_, n) => event(n))
+      for (let start = 0; start < waiting.length; start += 250) {
+        const chunk = waiting.slice(start, start + 250)
+        await db.insertInto('events').values(chunk).execute()
+        await db
+          .insertInto('webhook_deliveries')
+          .values(chunk.map((e) => ({ id: `dlv_${e.id}`, account_id: account.id, event_id: e.id, event_type: 'a.b', endpoint_id: 'ep_gone', status: 'held' as const, attempt_count: 0, next_attempt_at: null, lease_token: null, leased_at: null, lease_expires_at: null, last_attempt_at: null, last_response_status: null, last_error: null, finished_at: null, created_at: e.created_at })))
+          .execute()
+      }
+      const unreferenced = event(1500)
+      await db.insertInto('events').values(unreferenced).execute()
+      const exists = async () => (await db.selectFrom('events').select('id').where('id', '=', unreferenced.id).execute()).length === 1
+
+      // A batch is 1,000 events: the first run reads past 1,000 waiting ones, the second the rest and then deletes.
+      expect(await own.current.herald.pruners.events.runOnce()).toBe(1000)
+      expect(await exists()).toBe(true)
+      expect(await own.current.herald.pruners.events.runOnce()).toBe(501)
+      expect(await exists()).toBe(false)
+      // Having read to the end, the next run starts again from the oldest.
+      expect(await own.current.herald.pruners.events.runOnce()).toBe(1000)
+      expect(await db.selectFrom('events').select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', account.id).where('id', 'like', 'evt_retention_%').executeTakeFirstOrThrow()).toEqual({ n: 1500 })
+    })
+  })
+
   describe('retention', () => {
     it('prunes finished deliveries, their attempts and events after the retention period, never pending ones', async () => {
       const account = await createAccount(h.current)
