@@ -33,9 +33,10 @@ interface AccountSearch {
 /**
  * Up to `limit` rows of a table past retention, found account by account: each account's rows are read from its
  * oldest on an index by account and time, up to the edge of its retention, so a run reads the rows it deletes and
- * few others, however many rows are still kept (migration 0004). On PostgreSQL the order is spelled out, so that the
- * index is walked and the walk stops at the limit, rather than every entry past retention collected first; SQLite
- * runs a CROSS JOIN with its left table outermost and walks the index in order by itself.
+ * few others, however many rows are still kept (migration 0004). On PostgreSQL the order is spelled out so that the
+ * planner can walk the index and stop at the limit (with some statistics it sorts the account's rows past retention
+ * instead, which still reads nothing within retention); SQLite runs a CROSS JOIN with its left table outermost and
+ * walks the index in order by itself.
  */
 function searchPastRetention<Row>(features: DialectFeatures, search: AccountSearch): RawBuilder<Row> {
   const accounts = sql`account_settings as s ${search.join ?? sql``}`
@@ -91,7 +92,10 @@ export class WebhookRetention {
       await tx.db.deleteFrom('webhook_attempts').where('delivery_id', 'in', ids).execute()
       // An event goes with its last delivery: it is past retention too, having been created before the delivery
       // finished. pruneEvents would find it later, but only after reading past every event still waiting for one.
-      const events = [...new Set(deleted.map((row) => row.event_id))]
+      const events = [...new Set(deleted.map((row) => row.event_id))].sort()
+      // Locked first (PostgreSQL), so that of two processes deleting an event's last two deliveries at once, the
+      // second asks once the first has committed, and sees that none is left; asked at once, both saw the other's.
+      if (this.features.rowLocks) await tx.db.selectFrom('events').select('id').where('id', 'in', events).orderBy('id').forUpdate().execute()
       await tx.db
         .deleteFrom('events')
         .where('id', 'in', events)
