@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely'
 import { Counter, Gauge, Histogram, Registry } from 'prom-client'
 import type { Clock } from '../platform/clock.js'
+import { TtlCache } from '../platform/cache/ttl-cache.js'
 import type { DB } from '../platform/storage/schema.js'
 import type { AttemptOutcome } from './delivery/delivery-queue.js'
 import { claimable, DUE_SINCE } from './delivery/leases.js'
@@ -26,20 +27,12 @@ export class WebhookMetrics {
   readonly #finished = new Counter({ name: 'herald_webhook_deliveries_finished_total', help: 'Deliveries that reached a final status in this process', labelNames: ['status'], registers: [this.registry] })
 
   constructor(db: Kysely<DB>, clock: Clock) {
-    const statusCounts = reused(clock, async () => {
-      const counts = await db
-        .selectNoFrom((eb) =>
-          WAITING_STATUSES.map((status) =>
-            eb.selectFrom('webhook_deliveries').select((count) => count.fn.countAll<number>().as('n')).where('status', '=', status).as(status),
-          ),
-        )
-        .executeTakeFirstOrThrow()
-      return WAITING_STATUSES.map((status) => ({ status, count: Number(counts[status]) }))
-    })
-    const dueCount = reused(clock, async () => {
-      const row = await db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll<number>().as('count')).where(claimable('webhook_deliveries', clock.now())).executeTakeFirst()
-      return Number(row?.count ?? 0)
-    })
+    // Keyed by what each counts; nothing invalidates them, they just age.
+    const counts = new TtlCache<number>(COUNT_MAX_AGE_MS, clock)
+    const deliveries = () => db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll<number>().as('n'))
+    const count = async (key: string, query: ReturnType<typeof deliveries>) => (await counts.get(key, async () => Number((await query.executeTakeFirst())?.n ?? 0))) ?? 0
+    const statusCounts = () => Promise.all(WAITING_STATUSES.map(async (status) => ({ status, count: await count(status, deliveries().where('status', '=', status)) })))
+    const dueCount = () => count('due', deliveries().where(claimable('webhook_deliveries', clock.now())))
     new Gauge({
       name: 'herald_webhook_deliveries',
       help: 'Deliveries waiting, by status (pending, held), across every process',
@@ -92,17 +85,3 @@ export class WebhookMetrics {
   }
 }
 
-/** `read`, run again only once its last answer is COUNT_MAX_AGE_MS old (by `clock`); scrapes in between reuse it. */
-function reused<T>(clock: Clock, read: () => Promise<T>): () => Promise<T> {
-  let last: { at: number; value: Promise<T> } | undefined
-  return () => {
-    const now = clock.now()
-    if (!last || now - last.at > COUNT_MAX_AGE_MS) {
-      const value = read()
-      // A failed read is not reused.
-      value.catch(() => (last = undefined))
-      last = { at: now, value }
-    }
-    return last.value
-  }
-}

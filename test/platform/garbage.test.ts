@@ -3,7 +3,7 @@ import { PROBLEMS, type ProblemCode, problemType } from '../../src/platform/http
 import type { DB } from '../../src/platform/storage/schema.js'
 import { type CreatedAccount, forEachDialect, OPERATOR_TOKEN, type TestHerald, useHerald } from '../support/herald.js'
 import { basicAuth, createAccount, managementToken } from '../support/http.js'
-import { exchange } from '../support/raw-http.js'
+import { exchange, type RawAnswer } from '../support/raw-http.js'
 
 /**
  * Garbage in, a clear 4xx out: malformed input to the operator API, the management API and the token endpoint
@@ -48,6 +48,14 @@ function describeAnswer(answer: Answer): string {
 }
 
 /** An RFC 9457 document with one of Herald's stable codes, whose `status` is the HTTP status. */
+/** Answers read off a raw connection: one problem document, and the connection closed after it. */
+function expectClosingProblem(answers: RawAnswer[], status: number, code: ProblemCode): void {
+  expect(answers).toHaveLength(1)
+  const [answer] = answers
+  expectProblem({ status: answer!.status, headers: new Headers(answer!.headers), body: JSON.parse(answer!.body) as Record<string, unknown>, text: answer!.body }, status, code)
+  expect(answer!.headers.connection).toBe('close')
+}
+
 function expectProblem(answer: Answer, status: number | 'any4xx', code?: ProblemCode | readonly ProblemCode[]): void {
   const where = describeAnswer(answer)
   if (status === 'any4xx') {
@@ -564,19 +572,12 @@ forEachDialect((dialect) => {
       // Authorized and typed, so that the route reads the body rather than answer before it.
       const headers = `Host: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n`
       const head = `POST ${new URL(account.base).pathname}/keys/rotate HTTP/1.1\r\n${headers}\r\n`
-      const answers = await exchange(h.current.origin, [`${head}1;${'x'.repeat(20 * 1024)}\r\n`])
-      expect(answers).toHaveLength(1)
-      const [answer] = answers
-      expectProblem({ status: answer!.status, headers: new Headers(answer!.headers), body: JSON.parse(answer!.body) as Record<string, unknown>, text: answer!.body }, 413, 'payload_too_large')
+      expectClosingProblem(await exchange(h.current.origin, [`${head}1;${'x'.repeat(20 * 1024)}\r\n`]), 413, 'payload_too_large')
     })
 
     for (const { name, request } of notHttp) {
       it(`answers ${name} with 400 bad_request and closes the connection`, async () => {
-        const answers = await exchange(h.current.origin, [request()])
-        expect(answers).toHaveLength(1)
-        const [answer] = answers
-        expectProblem({ status: answer!.status, headers: new Headers(answer!.headers), body: JSON.parse(answer!.body) as Record<string, unknown>, text: answer!.body }, 400, 'bad_request')
-        expect(answer!.headers.connection).toBe('close')
+        expectClosingProblem(await exchange(h.current.origin, [request()]), 400, 'bad_request')
       })
     }
 

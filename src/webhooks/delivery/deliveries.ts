@@ -1,4 +1,4 @@
-import { type Kysely, sql } from 'kysely'
+import { type Kysely, type SqlBool, sql } from 'kysely'
 import { type Clock, optionalRfc3339, toRfc3339 } from '../../platform/clock.js'
 import { ProblemError, notFound } from '../../platform/http/problems.js'
 import { idBoundary, looksLikeId } from '../../platform/ids.js'
@@ -44,6 +44,12 @@ export interface DeliveryFilter {
 }
 
 /**
+ * The condition of the index of an endpoint's deliveries that did not succeed (migration 0006), for a query of such
+ * deliveries to state: SQLite uses a partial index only when the query states its condition itself.
+ */
+export const ON_UNSUCCEEDED_INDEX = sql<SqlBool>`status <> 'succeeded'`
+
+/**
  * Reading deliveries and retrying them by hand. Lists are newest first and paged by id: ids sort by creation
  * time, so the time range is an id range too, and every filter walks an index that ends in the id.
  */
@@ -65,9 +71,7 @@ export class Deliveries {
     if (filter.event_id !== undefined) query = query.where('event_id', '=', filter.event_id)
     if (filter.event_type !== undefined) query = query.where('event_type', '=', filter.event_type)
     if (filter.status !== undefined) query = query.where('status', '=', filter.status)
-    // The condition of the index of an endpoint's deliveries that did not succeed (migration 0006), spelled out for
-    // SQLite, which uses such an index only when the query states its condition itself.
-    if (filter.endpoint_id !== undefined && filter.status !== undefined && filter.status !== 'succeeded') query = query.where('status', '<>', sql.lit('succeeded'))
+    if (filter.endpoint_id !== undefined && filter.status !== undefined && filter.status !== 'succeeded') query = query.where(ON_UNSUCCEEDED_INDEX)
     const rows = await query.execute()
     return toPage(rows, limit, (row) => row.id, toView)
   }

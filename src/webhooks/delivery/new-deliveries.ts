@@ -34,6 +34,6 @@ export function insertDeliveries(features: DialectFeatures, deliveries: readonly
  */
 function endpointsOf(features: DialectFeatures, deliveries: readonly NewDelivery[]): RawBuilder<unknown> {
   if (!features.rowLocks) return sql`webhook_endpoints`
-  const ids = JSON.stringify([...new Set(deliveries.map((delivery) => delivery.endpoint_id))])
-  return sql`(select id, status from webhook_endpoints where id in (select jsonb_array_elements_text(cast(${ids} as jsonb))) order by id for key share)`
+  const ids = jsonRows(features, { id: 'text' }, [...new Set(deliveries.map((delivery) => delivery.endpoint_id))].map((id) => ({ id })))
+  return sql`(select id, status from webhook_endpoints where id in (select id from ${ids} as i) order by id for key share)`
 }

@@ -5,6 +5,7 @@ import { idBoundary, looksLikeId, newId } from '../../platform/ids.js'
 import type { DialectFeatures } from '../../platform/storage/database.js'
 import type { DB, WebhookJobsTable } from '../../platform/storage/schema.js'
 import { transaction } from '../../platform/storage/transaction.js'
+import { ON_UNSUCCEEDED_INDEX } from './deliveries.js'
 import { endpointStatusForRequeue, requeue } from './requeue.js'
 import type { WakeSignal } from './wake.js'
 
@@ -67,15 +68,15 @@ export class RecoveryJobs {
       let failed: string[] = []
       if (endpointStatus !== undefined) {
         const from = job.position ?? idBoundary('dlv', job.since)
-        // On the index of the endpoint's deliveries that did not succeed (migration 0006), which the condition on
-        // `succeeded` names for SQLite: a batch reads the failed ones, not the endpoint's whole history.
+        // On the index of the endpoint's deliveries that did not succeed: a batch reads the failed ones, not the
+        // endpoint's whole history.
         const rows = await tx.db
           .selectFrom('webhook_deliveries')
           .select('id')
           .where('account_id', '=', job.account_id)
           .where('endpoint_id', '=', job.endpoint_id)
           .where('status', '=', 'failed')
-          .where('status', '<>', sql.lit('succeeded'))
+          .where(ON_UNSUCCEEDED_INDEX)
           .where('id', job.position === null ? '>=' : '>', from)
           .orderBy('id')
           .limit(batch)
