@@ -1,6 +1,7 @@
 import { type Kysely, type RawBuilder, sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
 import type { DB } from '../../src/platform/storage/schema.js'
+import { WebhookRetention } from '../../src/webhooks/retention.js'
 import { forEachDialect, useHerald } from '../support/herald.js'
 import { createAccount } from '../support/http.js'
 import { eventually } from '../support/receiver.js'
@@ -266,6 +267,41 @@ forEachDialect((dialect) => {
       expect(pruned).toBe(1)
       expect(retried.status).toBe(404)
       expect(retried.body.code).toBe('not_found')
+    })
+
+    it("of two retention runs deleting an event's last two deliveries at once, the second deletes the event", async () => {
+      const account = await createAccount(idle.current)
+      const api = await webhookApi(account, idle.current.clock)
+      const endpoints = [await subscribedEndpoint(api, 'http://127.0.0.1:9/one', ['a.*']), await subscribedEndpoint(api, 'http://127.0.0.1:9/two', ['a.*'])]
+      const event = await api.post<{ id: string }>('/webhooks/events', { type: 'a.b', data: {} })
+      const { db, features } = idle.current.herald.database
+      const now = idle.current.clock.now()
+      const finished = async (endpointId: string, daysAgo: number) => {
+        const { id } = await db
+          .updateTable('webhook_deliveries')
+          .set({ status: 'failed', attempt_count: 8, next_attempt_at: null, finished_at: now - daysAgo * DAY_MS })
+          .where('endpoint_id', '=', endpointId)
+          .returning('id')
+          .executeTakeFirstOrThrow()
+        return id
+      }
+      await finished(endpoints[0]!.id, 41)
+      const newer = await finished(endpoints[1]!.id, 40)
+      // The holder stands for the other run, which has deleted the newer delivery and locked the event, and has found
+      // the older one still there. This run, one delivery at a time, deletes the older one and asks about the event.
+      const holder = await LockHolder.take(db, sql`delete from webhook_deliveries where id = ${newer}`)
+      let pruned
+      try {
+        await holder.run(sql`select id from events where id = ${event.body.id} for update`)
+        pruned = new WebhookRetention(db, features, idle.current.clock).pruneDeliveries(1)
+        await lockWaiters(db, 1)
+      } finally {
+        await holder.commit()
+      }
+
+      expect(await pruned).toBe(1)
+      expect(await db.selectFrom('webhook_deliveries').select('id').where('event_id', '=', event.body.id).execute()).toEqual([])
+      expect(await db.selectFrom('events').select('id').where('id', '=', event.body.id).execute()).toEqual([])
     })
 
     it('deleting an endpoint cancels a delivery that a retry queued while the delete waited for it', async () => {
