@@ -35,4 +35,35 @@ forEachDialect((dialect) => {
       }
     })
   })
+
+  describe('the latest schema', () => {
+    it('compares every indexed text column byte by byte, whatever the database collation', async () => {
+      const database = await createTestDatabase(dialect)
+      const { db, close } = openDatabase(database.config)
+      try {
+        await migrateToLatest(db)
+        const { rows } =
+          dialect === 'postgres'
+            ? await sql<{ name: string; collation: string }>`
+                select t.relname || '.' || a.attname as name, coalesce(c.collname, '(default)') as collation
+                from pg_index i
+                join pg_class t on t.oid = i.indrelid
+                join pg_namespace n on n.oid = t.relnamespace and n.nspname = current_schema()
+                cross join lateral unnest(i.indkey::int2[], i.indcollation::oid[]) as k(attnum, coll)
+                join pg_attribute a on a.attrelid = t.oid and a.attnum = k.attnum
+                left join pg_collation c on c.oid = k.coll
+                where a.atttypid = 'text'::regtype and t.relname not like 'herald_migrations%'`.execute(db)
+            : await sql<{ name: string; collation: string }>`
+                select m.name || '.' || x.name as name, x.coll as collation
+                from sqlite_master as l join sqlite_master as m on m.name = l.tbl_name, pragma_index_xinfo(l.name) as x
+                where l.type = 'index' and x.key = 1 and x.name is not null and m.name not like 'herald_migrations%'`.execute(db)
+
+        expect(rows.length).toBeGreaterThan(40)
+        expect(rows.filter((row) => row.collation !== (dialect === 'postgres' ? 'C' : 'BINARY'))).toEqual([])
+      } finally {
+        await close()
+        await database.drop()
+      }
+    })
+  })
 })

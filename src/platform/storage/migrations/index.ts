@@ -5,6 +5,7 @@ import * as deliveryLeases from './0003-delivery-leases.js'
 import * as retentionByAccount from './0004-retention-by-account.js'
 import * as heldDeliveries from './0005-held-deliveries.js'
 import * as listingIndexes from './0006-listing-indexes.js'
+import * as bytewiseKeys from './0007-bytewise-keys.js'
 
 /** Every migration, in order. Names sort lexically; never rename or edit one that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -14,4 +15,5 @@ export const migrations: Record<string, Migration> = {
   '0004-retention-by-account': retentionByAccount,
   '0005-held-deliveries': heldDeliveries,
   '0006-listing-indexes': listingIndexes,
+  '0007-bytewise-keys': bytewiseKeys,
 }
