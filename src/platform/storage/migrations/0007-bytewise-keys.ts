@@ -8,8 +8,10 @@ import { type Kysely, PostgresAdapter, sql } from 'kysely'
  * runs before and after: 112–123 against 94–104 µs, and drains 15–19% faster). Byte order also makes both
  * dialects sort names the same way.
  *
- * Changing a column's collation rewrites no row, but rebuilds the indexes that contain it, holding writes to the
- * table meanwhile. Columns added later should be declared `collate "C"` where they are indexed.
+ * Changing a column's collation rewrites no row and checks no foreign key again, but rebuilds the indexes that contain
+ * it. Every table is locked outright (reads too) until the migration commits: altering `accounts.id` re-creates the
+ * foreign keys of the fifteen tables that refer to it. A text column indexed by a later migration needs the same on
+ * PostgreSQL (SQLite knows no collation "C" and compares bytes already); test/platform/migrations.test.ts checks it.
  */
 const INDEXED_TEXT_COLUMNS: Record<string, readonly string[]> = {
   accounts: ['id'],
