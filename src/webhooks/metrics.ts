@@ -84,4 +84,3 @@ export class WebhookMetrics {
     this.#finished.inc({ status }, count)
   }
 }
-

@@ -40,6 +40,11 @@ export interface DialectFeatures {
    * a plain CROSS JOIN there runs its left table as the outer loop, which serves where a LIMIT per row is not needed.
    */
   lateralJoins: boolean
+  /**
+   * The column that names a row by its physical place, for picking rows with a subquery and fetching each directly
+   * (see deleteBatch): PostgreSQL's `ctid`, SQLite's `rowid`.
+   */
+  rowAddress: 'ctid' | 'rowid'
 }
 
 export interface Database {
@@ -67,7 +72,7 @@ function openSqlite(filename: string): Database {
   const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(connection) }) })
   return {
     db,
-    features: { name: 'sqlite', notify: false, rowLocks: false, concurrentTransactions: 1, jsonRows: 'json_each', writableCtes: false, lateralJoins: false },
+    features: { name: 'sqlite', notify: false, rowLocks: false, concurrentTransactions: 1, jsonRows: 'json_each', writableCtes: false, lateralJoins: false, rowAddress: 'rowid' },
     close: () => db.destroy(),
   }
 }
@@ -112,7 +117,7 @@ function openPostgres(connectionString: string): Database {
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) })
   return {
     db,
-    features: { name: 'postgres', notify: true, rowLocks: true, concurrentTransactions: 2, jsonRows: 'jsonb_to_recordset', writableCtes: true, lateralJoins: true },
+    features: { name: 'postgres', notify: true, rowLocks: true, concurrentTransactions: 2, jsonRows: 'jsonb_to_recordset', writableCtes: true, lateralJoins: true, rowAddress: 'ctid' },
     postgres: poolConfig,
     close: () => db.destroy(),
   }

@@ -21,11 +21,11 @@ export interface DeleteBatch {
  * by a new use) is kept, and on PostgreSQL a row updated since, whose address changed, is left to a later batch.
  */
 export async function deleteBatch(db: Kysely<DB>, features: DialectFeatures, table: keyof DB & string, batch: DeleteBatch): Promise<number> {
-  const address = sql.raw(features.name === 'postgres' ? 'ctid' : 'rowid')
-  const picked = sql`select ${address} from ${sql.table(table)} where ${batch.condition}
+  const picked = sql`select ${sql.raw(features.rowAddress)} from ${sql.table(table)} where ${batch.condition}
     ${batch.orderBy === undefined ? sql`` : sql`order by ${sql.ref(batch.orderBy)}`} limit ${batch.limit}
     ${batch.skipLocked && features.rowLocks ? sql`for update skip locked` : sql``}`
-  const which = features.name === 'postgres' ? sql`ctid = any(array(${picked}))` : sql`rowid in (${picked})`
+  // PostgreSQL fetches a list of ctids with a TID scan only when it comes as an array.
+  const which = features.rowAddress === 'ctid' ? sql`ctid = any(array(${picked}))` : sql`rowid in (${picked})`
   const result = await sql`delete from ${sql.table(table)} where ${which} and ${batch.condition}`.execute(db)
   return Number(result.numAffectedRows ?? 0n)
 }

@@ -194,6 +194,8 @@ export class Endpoints {
   async disable(tx: Tx, row: WebhookEndpointsTable, reason: EndpointDisabledReason, now: number): Promise<WebhookEndpointsTable> {
     const changes = { status: 'disabled', disabled_reason: reason, disabled_at: now, updated_at: now } as const
     const next: WebhookEndpointsTable = { ...row, ...changes }
+    // The worker, which disables endpoints too, has read the row with no such lock. (From update(), which has, this
+    // takes it a second time: one primary-key read.)
     await this.#lockForStatusChange(tx, row.id)
     await tx.db.updateTable('webhook_endpoints').set(changes).where('id', '=', row.id).execute()
     // A delivery a worker holds right now completes first; it is held if it has to wait again.
@@ -212,7 +214,7 @@ export class Endpoints {
   async #enable(tx: Tx, row: WebhookEndpointsTable, now: number): Promise<WebhookEndpointsTable> {
     const changes = { status: 'active', disabled_reason: null, disabled_at: null, failing_since: null, updated_at: now } as const
     const next: WebhookEndpointsTable = { ...row, ...changes }
-    await this.#lockForStatusChange(tx, row.id)
+    // No lock to take: update(), the only caller, read the row FOR UPDATE.
     await tx.db.updateTable('webhook_endpoints').set(changes).where('id', '=', row.id).execute()
     await tx.db.updateTable('webhook_deliveries').set({ status: 'pending', next_attempt_at: now }).where('endpoint_id', '=', row.id).where('status', '=', 'held').execute()
     await this.outbox.record(tx, row.account_id, 'webhook.endpoint.enabled', toView(next), now)
