@@ -4,9 +4,10 @@
 //
 //   drain       after a warm-up (deliveries to another endpoint, so the delivery path is compiled and its
 //               connections open), N events published while the endpoint is disabled (their deliveries `held`),
-//               then the endpoint enabled, which releases them; time from the enable's answer until all N
-//               deliveries are `succeeded` in the database (progress is watched at the receiver, the database
-//               asked once all N have arrived; the release's time is reported beside it). Three rounds (one
+//               then the endpoint enabled, which releases them (the enable request a first batch, the workers
+//               the rest between their claims); time from the enable's answer until all N deliveries are
+//               `succeeded` in the database (progress is watched at the receiver, the database asked once all N
+//               have arrived; the enable request's time is reported beside it). Three rounds (one
 //               with --quick), each right after a round of the undici floor, so that each drain is compared
 //               with the floor of the same minute: the machine's speed drifts more between minutes than within
 //               one. The round with the median ratio stands for the run. Later rounds, and the phases after
@@ -270,8 +271,9 @@ async function drain({ api, reader, database, receiverOrigin, endpointId, n, her
   // once all N have arrived is the database asked, until it records all N `succeeded`. (Counting them in the
   // database every few milliseconds throughout took a large share of PostgreSQL's CPU, on Herald's core.)
   const arrivedBefore = (await control(receiverOrigin, 'GET', '/__control/stats')).received
-  // Enabling the endpoint releases its N held deliveries in one statement; once that has committed, the queue
-  // is loaded and the drain starts (the worker is woken by the same commit).
+  // Enabling the endpoint releases a first batch of its N held deliveries and the workers release the rest between
+  // their claims (StatusSweeps), so the drain includes the release. It starts once the enable has committed (the
+  // worker is woken by the same commit).
   const enabling = performance.now()
   await api.call('PATCH', `/webhooks/endpoints/${endpointId}`, { status: 'active' }, 200)
   const cpu = cpuWindow(herald.proc.pid)
@@ -302,7 +304,7 @@ async function drain({ api, reader, database, receiverOrigin, endpointId, n, her
   const databaseUs = databaseBefore !== undefined && databaseAfter !== undefined ? ((databaseAfter - databaseBefore) * 1e6) / n : undefined
   const machineBusy = usage.serverCore !== undefined && usage.loadCore !== undefined ? (usage.serverCore + usage.loadCore) / 2 : undefined
   console.log(
-    `  drain: ${n} deliveries succeeded in ${seconds.toFixed(2)} s = ${rate.toFixed(0)}/s, after the enable released them in ${enableSeconds.toFixed(2)} s; Herald CPU ${pct(usage.serverCpu)} ` +
+    `  drain: ${n} deliveries succeeded in ${seconds.toFixed(2)} s = ${rate.toFixed(0)}/s, after the enable request (which released the first batch) took ${enableSeconds.toFixed(2)} s; Herald CPU ${pct(usage.serverCpu)} ` +
       `(${perCpuSecond ? `${(1e6 / perCpuSecond).toFixed(0)} µs per delivery` : 'n/a'}), others on core ${SERVER_CORE} ${pct(usage.othersOnServerCore)}` +
       (databaseUs !== undefined ? `; the database server's CPU ${databaseUs.toFixed(0)} µs per delivery` : '') +
       `; both cores ${pct(machineBusy)} busy` +
@@ -911,7 +913,7 @@ function printTable(results, plan) {
         `${drainOk ? 'met' : 'MISSED'} / ${r.drain.rate >= GOALS.drainShareOfHttpFloor * r.httpFloor.rps ? 'met' : 'MISSED'}`,
     )
     line('', '', '', '', `${int(r.writeFloor.drainRps)} batched claim+complete writes`, ratio(r.drain.rate, r.writeFloor.drainRps))
-    line('', `  (enable releasing them, before the drain: ${r.drain.enableSeconds.toFixed(2)} s)`, '')
+    line('', `  (the enable request, releasing a first batch, before the drain: ${r.drain.enableSeconds.toFixed(2)} s)`, '')
     const databaseCpu = r.drain.databaseUs !== undefined ? `, PostgreSQL ${int(r.drain.databaseUs)}` : ''
     line('', `  (CPU per delivery, µs: Herald ${r.drain.perCpuSecond ? int(1e6 / r.drain.perCpuSecond) : '–'}${databaseCpu})`, '')
     const publishGoal = dialect === 'postgres' ? `≥ ${int(GOALS.publishPostgres)}/s: ${r.publish.rps >= GOALS.publishPostgres ? 'met' : 'MISSED'}` : '(the goal is for PostgreSQL)'
@@ -942,7 +944,7 @@ function printTable(results, plan) {
   console.log(`  ${format(headers)}`)
   for (const row of rows) console.log(`  ${format(row)}`)
   console.log(
-    `  per CPU-s: deliveries or publishes per CPU-second of the Herald process (less disturbed by other load than /s). drain: the enable's answer (the N deliveries released) → all N succeeded, ` +
+    `  per CPU-s: deliveries or publishes per CPU-second of the Herald process (less disturbed by other load than /s). drain: the enable's answer (a first batch released, the workers release the rest) → all N succeeded, ` +
       `counted in the database. floors: undici with ${MAX_IN_FLIGHT} in flight from Herald's core; bare better-sqlite3 / pg statements from the bench ` +
       `process (${FLOOR_BATCH} rows per batch; publish txs: one event + one delivery row each, ${PG_POOL} connections on PostgreSQL)`,
   )

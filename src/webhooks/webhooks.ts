@@ -18,6 +18,7 @@ import { DEFAULT_SENDER_OPTIONS, Sender } from './delivery/sender.js'
 import { WakeSignal } from './delivery/wake.js'
 import { EndpointStore } from './endpoints/endpoint-store.js'
 import { Endpoints } from './endpoints/endpoints.js'
+import { StatusSweeps } from './endpoints/status-sweeps.js'
 import { Events } from './events/events.js'
 import { WebhookMetrics } from './metrics.js'
 import { WebhookRetention } from './retention.js'
@@ -30,6 +31,7 @@ export interface Webhooks {
   events: Events
   deliveries: Deliveries
   jobs: RecoveryJobs
+  sweeps: StatusSweeps
   /** Not started here: `herald serve` and `herald worker` start it, the operator CLI commands don't. */
   worker: DeliveryWorker
   metrics: WebhookMetrics
@@ -53,7 +55,8 @@ export function openWebhooks({ config, database, box, clock, log, notifications,
   const { db, features } = database
   const wake = new WakeSignal(notifications)
   const store = new EndpointStore(db, box, invalidation)
-  const endpoints = new Endpoints(db, features, store, clock, outbox, wake, { allowHttp: config.allowHttpOutbound, allowedCidrs: config.webhookAllowedCidrs })
+  const sweeps = new StatusSweeps(db, features, clock, wake, DEFAULT_WORKER_OPTIONS.batch)
+  const endpoints = new Endpoints(db, features, store, clock, outbox, sweeps, { allowHttp: config.allowHttpOutbound, allowedCidrs: config.webhookAllowedCidrs })
   const fanOut = new FanOut(db, features, store, wake, clock)
   const jobs = new RecoveryJobs(db, features, clock, wake)
   const queue = new DeliveryQueue(db, features, clock, settings, endpoints, outbox)
@@ -61,7 +64,7 @@ export function openWebhooks({ config, database, box, clock, log, notifications,
   const sender = new Sender(outbound, clock, { ...DEFAULT_SENDER_OPTIONS, timeoutMs: config.webhookTimeoutMs })
   // DESIGN: a lease outlasts the attempt's timeout and the flush that records it, with room to spare.
   const leaseMs = 2 * config.webhookTimeoutMs + 10 * DEFAULT_WORKER_OPTIONS.flushIntervalMs
-  const worker = new DeliveryWorker(queue, fanOut, jobs, store, sender, metrics, clock, log, wake, { ...DEFAULT_WORKER_OPTIONS, leaseMs })
+  const worker = new DeliveryWorker(queue, fanOut, jobs, sweeps, store, sender, metrics, clock, log, wake, { ...DEFAULT_WORKER_OPTIONS, leaseMs })
   const retention = new WebhookRetention(db, features, clock)
   return {
     endpoints,
@@ -69,6 +72,7 @@ export function openWebhooks({ config, database, box, clock, log, notifications,
     events: new Events(db, fanOut, clock, features),
     deliveries: new Deliveries(db, features, clock, wake),
     jobs,
+    sweeps,
     worker,
     metrics,
     pruners: {

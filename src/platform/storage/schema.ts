@@ -20,6 +20,7 @@ export interface DB {
   webhook_attempts: WebhookAttemptsTable
   webhook_jobs: WebhookJobsTable
   webhook_leases: WebhookLeasesTable
+  webhook_sweeps: WebhookSweepsTable
 }
 
 export type AccountStatus = 'active' | 'disabled'
@@ -238,6 +239,24 @@ export interface WebhookLeasesTable {
   /** The lease's deliveries whose attempt is not yet recorded. */
   outstanding: number
   expires_at: number
+}
+
+export type SweepKind = 'release' | 'hold' | 'cancel'
+
+/**
+ * A change of an endpoint's status whose deliveries of one status are still being changed with it, a batch at a
+ * time (see StatusSweeps).
+ */
+export interface WebhookSweepsTable {
+  /** Time-ordered: the oldest sweep goes first. */
+  id: string
+  account_id: string
+  endpoint_id: string
+  kind: SweepKind
+  from_status: 'pending' | 'held'
+  /** The id of the last delivery the sweep has been through; null before the first batch. */
+  position: string | null
+  created_at: number
 }
 
 export interface WebhookAttemptsTable {

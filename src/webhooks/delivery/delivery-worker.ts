@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { Clock } from '../../platform/clock.js'
 import { retryingDeadlocks } from '../../platform/storage/transaction.js'
 import type { EndpointStore } from '../endpoints/endpoint-store.js'
+import type { StatusSweeps } from '../endpoints/status-sweeps.js'
 import type { WebhookMetrics } from '../metrics.js'
 import { type AttemptOutcome, type ClaimedDelivery, type DeliveryQueue, isSuccess } from './delivery-queue.js'
 import type { FanOut } from './fan-out.js'
@@ -35,11 +36,11 @@ const ERROR_BACKOFF_MS = 1000
 const COALESCE_MS = 2
 
 /**
- * One process's delivery loop. A pass fans out waiting outbox events and advances recovery jobs when a signal
- * (or the fallback poll) says there may be some, then claims due deliveries up to the free concurrency; attempts
- * run concurrently and their outcomes are written in batches. Passes are driven by signals (new work anywhere, a
- * completed batch here), by a timer set to the next due delivery, and by a slow fallback poll; signals that
- * arrive during a pass fold into a single next pass.
+ * One process's delivery loop. A pass fans out waiting outbox events and advances recovery jobs and status sweeps
+ * when a signal (or the fallback poll) says there may be some, then claims due deliveries up to the free
+ * concurrency; attempts run concurrently and their outcomes are written in batches. Passes are driven by signals
+ * (new work anywhere, a completed batch here), by a timer set to the next due delivery, and by a slow fallback
+ * poll; signals that arrive during a pass fold into a single next pass.
  */
 export class DeliveryWorker {
   #stopped = true
@@ -66,6 +67,7 @@ export class DeliveryWorker {
     private readonly queue: DeliveryQueue,
     private readonly fanOut: FanOut,
     private readonly jobs: RecoveryJobs,
+    private readonly sweeps: StatusSweeps,
     private readonly endpoints: EndpointStore,
     private readonly sender: Sender,
     private readonly metrics: WebhookMetrics,
@@ -135,11 +137,13 @@ export class DeliveryWorker {
           this.#outboxWaiting = false
           while ((await this.fanOut.drainOutbox(this.options.batch)) === this.options.batch && !this.#stopped);
         }
-        // One batch of a recovery job per round, claims in between: a large recovery must not hold up deliveries.
+        // One batch of a recovery job and one of an endpoint's status sweep per round, claims in between: a large
+        // recovery or backlog must not hold up deliveries.
         if (this.#jobsWaiting) {
-          // Cleared before the batch: a job queued while it runs signals again, and is not lost.
+          // Cleared before the batches: a job queued while they run signals again, and is not lost.
           this.#jobsWaiting = false
-          if (await this.jobs.runBatch(this.options.batch)) this.#jobsWaiting = this.#passWanted = true
+          const swept = await this.sweeps.runBatch()
+          if ((await this.jobs.runBatch(this.options.batch)) || swept) this.#jobsWaiting = this.#passWanted = true
         }
         rateLimited = await this.#claim()
       } while (this.#passWanted && !this.#stopped)

@@ -8,9 +8,9 @@ import type { DialectFeatures } from '../../platform/storage/database.js'
 import type { DB, EndpointDisabledReason, EndpointStatus, WebhookEndpointsTable } from '../../platform/storage/schema.js'
 import { retryingDeadlocks, type Tx, transaction } from '../../platform/storage/transaction.js'
 import { generateSecret, secretKey } from '../delivery/signing.js'
-import type { WakeSignal } from '../delivery/wake.js'
 import type { EndpointStore } from './endpoint-store.js'
 import { type EndpointUrlPolicy, endpointUrlProblem } from './endpoint-url.js'
+import { cancellation, type StatusSweeps } from './status-sweeps.js'
 
 export interface EndpointView {
   id: string
@@ -43,7 +43,8 @@ export const DEFAULT_ROTATION_OVERLAP_SECONDS = 24 * 3600
 
 /**
  * An account's webhook endpoints. Each change is one transaction with its `webhook.endpoint.*` event. Disabling
- * holds the endpoint's waiting deliveries, enabling releases them, deleting cancels them: none is ever dropped.
+ * holds the endpoint's waiting deliveries, enabling releases them, deleting cancels them: none is ever dropped. A
+ * large backlog changes a batch at a time, the first with the status and the rest in the workers (StatusSweeps).
  */
 export class Endpoints {
   constructor(
@@ -52,7 +53,7 @@ export class Endpoints {
     private readonly store: EndpointStore,
     private readonly clock: Clock,
     private readonly outbox: Outbox,
-    private readonly wake: WakeSignal,
+    private readonly sweeps: StatusSweeps,
     private readonly urlPolicy: EndpointUrlPolicy,
   ) {}
 
@@ -130,12 +131,13 @@ export class Endpoints {
    * Deletes the endpoint and its subscriptions; its deliveries that had not finished become `cancelled`, in two
    * passes around the endpoint row's deletion. A retry or a recovery job that read the endpoint holds a share lock
    * on its row (see endpointStatusForRequeue), so deleting the row waits for it to commit, and the second pass,
-   * with a fresh snapshot, cancels everything unfinished, what it queued included. The first pass takes only the
-   * deliveries in flight, before the row is locked: their completions lock the delivery and then the endpoint (to
-   * end its run of failures), and the second pass would otherwise wait for them while holding the endpoint. Retries
-   * and recoveries touch no delivery in flight, so they never wait for the first pass. A delivery leased between
-   * the passes and completing as the second one comes can still deadlock with it; PostgreSQL then aborts one of the
-   * two, and either is run again (the worker's write too).
+   * with a fresh snapshot, cancels everything unfinished, what it queued included (beyond a batch, in the workers'
+   * sweep, which nothing can add to once the row is gone). The first pass takes only the deliveries in flight,
+   * before the row is locked: their completions lock the delivery and then the endpoint (to end its run of
+   * failures), and the second pass would otherwise wait for them while holding the endpoint. Retries and recoveries
+   * touch no delivery in flight, so they never wait for the first pass. A delivery leased between the passes and
+   * completing as the second one comes can still deadlock with it; PostgreSQL then aborts one of the two, and
+   * either is run again (the worker's write and its sweep batch too).
    */
   async delete(accountId: string, endpointId: string): Promise<void> {
     await retryingDeadlocks(() => this.#delete(accountId, endpointId))
@@ -145,15 +147,9 @@ export class Endpoints {
     await transaction(this.db, async (tx) => {
       const row = await this.#existing(tx.db, accountId, endpointId)
       const now = this.clock.now()
-      const cancel = () =>
-        tx.db
-          .updateTable('webhook_deliveries')
-          .set({ status: 'cancelled', next_attempt_at: null, lease_token: null, lease_expires_at: null, finished_at: now })
-          .where('endpoint_id', '=', endpointId)
-      await cancel().where('status', '=', 'pending').where('lease_token', 'is not', null).execute()
+      await tx.db.updateTable('webhook_deliveries').set(cancellation(now)).where('endpoint_id', '=', endpointId).where('status', '=', 'pending').where('lease_token', 'is not', null).execute()
       await tx.db.deleteFrom('webhook_endpoints').where('id', '=', endpointId).execute()
-      // One status at a time: each has an index by endpoint of its own (the queue's, the held deliveries').
-      for (const status of ['pending', 'held'] as const) await cancel().where('status', '=', status).execute()
+      await this.sweeps.start(tx, accountId, endpointId, 'cancel', now)
       await this.outbox.record(tx, accountId, 'webhook.endpoint.deleted', { id: row.id, url: row.url }, now)
       await this.store.changed(tx, accountId, endpointId)
     })
@@ -198,14 +194,7 @@ export class Endpoints {
     // takes it a second time: one primary-key read.)
     await this.#lockForStatusChange(tx, row.id)
     await tx.db.updateTable('webhook_endpoints').set(changes).where('id', '=', row.id).execute()
-    // A delivery a worker holds right now completes first; it is held if it has to wait again.
-    await tx.db
-      .updateTable('webhook_deliveries')
-      .set({ status: 'held', next_attempt_at: null })
-      .where('endpoint_id', '=', row.id)
-      .where('status', '=', 'pending')
-      .where('lease_token', 'is', null)
-      .execute()
+    await this.sweeps.start(tx, row.account_id, row.id, 'hold', now)
     await this.outbox.record(tx, row.account_id, 'webhook.endpoint.disabled', toView(next), now)
     await this.store.changed(tx, row.account_id, row.id)
     return next
@@ -216,10 +205,9 @@ export class Endpoints {
     const next: WebhookEndpointsTable = { ...row, ...changes }
     // No lock to take: update(), the only caller, read the row FOR UPDATE.
     await tx.db.updateTable('webhook_endpoints').set(changes).where('id', '=', row.id).execute()
-    await tx.db.updateTable('webhook_deliveries').set({ status: 'pending', next_attempt_at: now }).where('endpoint_id', '=', row.id).where('status', '=', 'held').execute()
+    await this.sweeps.start(tx, row.account_id, row.id, 'release', now)
     await this.outbox.record(tx, row.account_id, 'webhook.endpoint.enabled', toView(next), now)
     await this.store.changed(tx, row.account_id, row.id)
-    await this.wake.send(tx, 'deliveries')
     return next
   }
 

@@ -6,6 +6,7 @@ import * as retentionByAccount from './0004-retention-by-account.js'
 import * as heldDeliveries from './0005-held-deliveries.js'
 import * as listingIndexes from './0006-listing-indexes.js'
 import * as bytewiseKeys from './0007-bytewise-keys.js'
+import * as statusSweeps from './0008-status-sweeps.js'
 
 /** Every migration, in order. Names sort lexically; never rename or edit one that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -16,4 +17,5 @@ export const migrations: Record<string, Migration> = {
   '0005-held-deliveries': heldDeliveries,
   '0006-listing-indexes': listingIndexes,
   '0007-bytewise-keys': bytewiseKeys,
+  '0008-status-sweeps': statusSweeps,
 }

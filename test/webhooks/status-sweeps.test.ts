@@ -1,0 +1,122 @@
+import { describe, expect, it } from 'vitest'
+import type { DeliveryStatus } from '../../src/platform/storage/schema.js'
+import { forEachDialect, startHerald, useHerald } from '../support/herald.js'
+import { createAccount } from '../support/http.js'
+import { eventually } from '../support/receiver.js'
+import { LOCAL_DELIVERY, subscribedEndpoint, useReceiver, webhookApi } from './support.js'
+
+/** DEFAULT_WORKER_OPTIONS.batch: what an endpoint's status change does at once, and then each worker round. */
+const BATCH = 500
+
+forEachDialect((dialect) => {
+  // No worker: each test runs the sweeps' batches itself, and looks between them.
+  const h = useHerald(dialect, { ...LOCAL_DELIVERY, worker: false })
+  const receiver = useReceiver()
+
+  async function endpointWithBacklog(status: 'held' | 'pending', count: number) {
+    const account = await createAccount(h.current)
+    const api = await webhookApi(account, h.current.clock)
+    const endpoint = await subscribedEndpoint(api, receiver.current.url, ['a.*'])
+    if (status === 'held') expect((await api.patch(`/webhooks/endpoints/${endpoint.id}`, { status: 'disabled' })).status).toBe(200)
+    const db = h.current.herald.database.db
+    const now = h.current.clock.now()
+    const events = Array.from({ length: count }, (_, n) => ({ id: `evt_${endpoint.id}_${String(n).padStart(5, '0')}`, account_id: account.id, type: 'a.b', data: `{"n":${n}}`, created_at: now, fanned_out_at: now, idempotency_key: null }))
+    for (let start = 0; start < count; start += 250) {
+      const chunk = events.slice(start, start + 250)
+      await db.insertInto('events').values(chunk).execute()
+      await db
+        .insertInto('webhook_deliveries')
+        .values(chunk.map((event) => ({ id: `dlv_${event.id}`, account_id: account.id, event_id: event.id, event_type: 'a.b', endpoint_id: endpoint.id, status, attempt_count: 0, next_attempt_at: status === 'pending' ? now : null, lease_token: null, leased_at: null, lease_expires_at: null, last_attempt_at: null, last_response_status: null, last_error: null, finished_at: null, created_at: now })))
+        .execute()
+    }
+    return { api, endpoint, eventIds: events.map((event) => event.id) }
+  }
+
+  async function statuses(endpointId: string): Promise<Partial<Record<DeliveryStatus, number>>> {
+    const rows = await h.current.herald.database.db.selectFrom('webhook_deliveries').select(['status']).select((eb) => eb.fn.countAll<number>().as('n')).where('endpoint_id', '=', endpointId).groupBy('status').execute()
+    return Object.fromEntries(rows.map((row) => [row.status, Number(row.n)]))
+  }
+
+  async function sweepsOf(endpointId: string): Promise<string[]> {
+    const rows = await h.current.herald.database.db.selectFrom('webhook_sweeps').select('kind').where('endpoint_id', '=', endpointId).orderBy('id').execute()
+    return rows.map((row) => row.kind)
+  }
+
+  const runSweepBatch = () => h.current.herald.webhooks.sweeps.runBatch()
+
+  describe('an endpoint with a backlog larger than a batch', () => {
+    it('releases one batch when enabled, and another process releases and delivers the rest, each event once', async () => {
+      const { api, endpoint, eventIds } = await endpointWithBacklog('held', 2 * BATCH + 100)
+      expect((await api.patch(`/webhooks/endpoints/${endpoint.id}`, { status: 'active' })).status).toBe(200)
+      expect(await statuses(endpoint.id)).toEqual({ pending: BATCH, held: BATCH + 100 })
+      expect(await sweepsOf(endpoint.id)).toEqual(['release'])
+
+      // A second process, as `herald worker` would be: it carries on the recorded sweep and sends everything.
+      const worker = await startHerald(dialect, { ...LOCAL_DELIVERY, shareWith: h.current })
+      try {
+        await eventually(() => new Set(receiver.current.requests.map((request) => request.headers['webhook-id'])).size === eventIds.length, 20_000, 'every released event')
+        await eventually(async () => (await statuses(endpoint.id)).succeeded === eventIds.length, 10_000, 'every delivery succeeded')
+      } finally {
+        await worker.close()
+      }
+      const received = receiver.current.requests.map((request) => request.headers['webhook-id'])
+      expect(received.sort()).toEqual([...eventIds].sort())
+      expect(await sweepsOf(endpoint.id)).toEqual([])
+    })
+
+    it('holds one batch when disabled and the rest in later batches, leaving a delivery in flight to complete', async () => {
+      const { api, endpoint } = await endpointWithBacklog('pending', 2 * BATCH + 100)
+      const db = h.current.herald.database.db
+      const inFlight = `dlv_evt_${endpoint.id}_00000`
+      await db.updateTable('webhook_deliveries').set({ lease_token: 'lease-in-flight', leased_at: h.current.clock.now(), lease_expires_at: h.current.clock.now() + 60_000 }).where('id', '=', inFlight).execute()
+
+      expect((await api.patch(`/webhooks/endpoints/${endpoint.id}`, { status: 'disabled' })).status).toBe(200)
+      expect(await statuses(endpoint.id)).toEqual({ held: BATCH, pending: BATCH + 100 })
+      expect(await sweepsOf(endpoint.id)).toEqual(['hold'])
+      expect(await runSweepBatch()).toBe(true)
+      expect(await statuses(endpoint.id)).toEqual({ held: 2 * BATCH, pending: 100 })
+      expect(await runSweepBatch()).toBe(true)
+      expect(await statuses(endpoint.id)).toEqual({ held: 2 * BATCH + 99, pending: 1 })
+      expect(await sweepsOf(endpoint.id)).toEqual([])
+      expect(await runSweepBatch()).toBe(false)
+      const leased = await db.selectFrom('webhook_deliveries').select(['status', 'lease_token']).where('id', '=', inFlight).executeTakeFirstOrThrow()
+      expect(leased).toEqual({ status: 'pending', lease_token: 'lease-in-flight' })
+    })
+
+    it('ends a release when the endpoint is disabled again before it is done, and starts it anew when enabled', async () => {
+      const { api, endpoint } = await endpointWithBacklog('held', 2 * BATCH + 100)
+      expect((await api.patch(`/webhooks/endpoints/${endpoint.id}`, { status: 'active' })).status).toBe(200)
+      expect((await api.patch(`/webhooks/endpoints/${endpoint.id}`, { status: 'disabled' })).status).toBe(200)
+      // Disabling held the released batch again, a full batch: its sweep looks for more. The release's record
+      // remains until a worker looks at it, and then ends, with nothing released.
+      expect(await statuses(endpoint.id)).toEqual({ held: 2 * BATCH + 100 })
+      expect(await sweepsOf(endpoint.id)).toEqual(['release', 'hold'])
+      expect(await runSweepBatch()).toBe(true)
+      expect(await sweepsOf(endpoint.id)).toEqual(['hold'])
+      expect(await runSweepBatch()).toBe(true)
+      expect(await statuses(endpoint.id)).toEqual({ held: 2 * BATCH + 100 })
+      expect(await sweepsOf(endpoint.id)).toEqual([])
+
+      expect((await api.patch(`/webhooks/endpoints/${endpoint.id}`, { status: 'active' })).status).toBe(200)
+      while (await runSweepBatch());
+      expect(await statuses(endpoint.id)).toEqual({ pending: 2 * BATCH + 100 })
+    })
+
+    it('cancels one batch of each status when deleted, and the rest in a later batch', async () => {
+      const { api, endpoint } = await endpointWithBacklog('held', BATCH + 200)
+      const db = h.current.herald.database.db
+      // Half of them pending again, as if released and not yet sent.
+      const pending = (await db.selectFrom('webhook_deliveries').select('id').where('endpoint_id', '=', endpoint.id).orderBy('id').limit(BATCH + 100).execute()).map((row) => row.id)
+      await db.updateTable('webhook_deliveries').set({ status: 'pending', next_attempt_at: h.current.clock.now() }).where('id', 'in', pending).execute()
+      expect(await statuses(endpoint.id)).toEqual({ pending: BATCH + 100, held: 100 })
+
+      expect((await api.delete(`/webhooks/endpoints/${endpoint.id}`)).status).toBe(204)
+      expect(await statuses(endpoint.id)).toEqual({ cancelled: BATCH + 100, pending: 100 })
+      expect(await sweepsOf(endpoint.id)).toEqual(['cancel'])
+      expect(await runSweepBatch()).toBe(true)
+      expect(await statuses(endpoint.id)).toEqual({ cancelled: BATCH + 200 })
+      expect(await sweepsOf(endpoint.id)).toEqual([])
+      expect(await runSweepBatch()).toBe(false)
+    })
+  })
+})
