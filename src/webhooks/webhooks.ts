@@ -56,7 +56,7 @@ export function openWebhooks({ config, database, box, clock, log, notifications,
   const wake = new WakeSignal(notifications)
   const store = new EndpointStore(db, box, invalidation)
   const sweeps = new StatusSweeps(db, features, clock, wake, DEFAULT_WORKER_OPTIONS.batch)
-  const endpoints = new Endpoints(db, features, store, clock, outbox, sweeps, { allowHttp: config.allowHttpOutbound, allowedCidrs: config.webhookAllowedCidrs })
+  const endpoints = new Endpoints(db, features, store, clock, outbox, sweeps, wake, { allowHttp: config.allowHttpOutbound, allowedCidrs: config.webhookAllowedCidrs })
   const fanOut = new FanOut(db, features, store, wake, clock)
   const jobs = new RecoveryJobs(db, features, clock, wake)
   const queue = new DeliveryQueue(db, features, clock, settings, endpoints, outbox)

@@ -8,6 +8,7 @@ import type { DialectFeatures } from '../../platform/storage/database.js'
 import type { DB, EndpointDisabledReason, EndpointStatus, WebhookEndpointsTable } from '../../platform/storage/schema.js'
 import { retryingDeadlocks, type Tx, transaction } from '../../platform/storage/transaction.js'
 import { generateSecret, secretKey } from '../delivery/signing.js'
+import type { WakeSignal } from '../delivery/wake.js'
 import type { EndpointStore } from './endpoint-store.js'
 import { type EndpointUrlPolicy, endpointUrlProblem } from './endpoint-url.js'
 import { cancellation, type StatusSweeps } from './status-sweeps.js'
@@ -54,6 +55,7 @@ export class Endpoints {
     private readonly clock: Clock,
     private readonly outbox: Outbox,
     private readonly sweeps: StatusSweeps,
+    private readonly wake: WakeSignal,
     private readonly urlPolicy: EndpointUrlPolicy,
   ) {}
 
@@ -208,6 +210,8 @@ export class Endpoints {
     await this.sweeps.start(tx, row.account_id, row.id, 'release', now)
     await this.outbox.record(tx, row.account_id, 'webhook.endpoint.enabled', toView(next), now)
     await this.store.changed(tx, row.account_id, row.id)
+    // Even with nothing held: pending deliveries that a hold had not reached yet are due again too.
+    await this.wake.send(tx, 'deliveries')
     return next
   }
 
