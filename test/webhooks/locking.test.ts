@@ -145,6 +145,27 @@ forEachDialect((dialect) => {
       })
       expect([delivery!.status, delivery!.last_response_status, delivery!.next_attempt_at]).toEqual(['held', 500, null])
     })
+
+    it('cancels a failed attempt whose endpoint was deleted while it was in flight', async () => {
+      const account = await createAccount(h.current)
+      const api = await webhookApi(account, h.current.clock)
+      const endpoint = await subscribedEndpoint(api, receiver.current.url, ['a.*'])
+      let answer!: () => void
+      receiver.current.respond = () => ({ status: 500, until: new Promise<void>((resolve) => (answer = resolve)) })
+      const published = await api.post<{ id: string }>('/webhooks/events', { type: 'a.b', data: {} })
+      await eventually(() => receiver.current.requests.length === 1)
+
+      // Deleted by a delete that had cancelled what was in flight before this delivery was leased, by a claim that
+      // read the endpoint just before. The delete's sweep may already be past it: held, it would wait for ever.
+      await h.current.herald.database.db.deleteFrom('webhook_endpoints').where('id', '=', endpoint.id).execute()
+      answer()
+
+      const [delivery] = await eventually(async () => {
+        const found = await deliveriesOf(api, published.body.id)
+        return found[0]?.attempt_count === 1 && found
+      })
+      expect([delivery!.status, delivery!.last_response_status, delivery!.next_attempt_at]).toEqual(['cancelled', 500, null])
+    })
   })
 
   // Interleavings that need two transactions at once: SQLite runs one at a time.

@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest'
 import type { DeliveryStatus } from '../../src/platform/storage/schema.js'
+import { DEFAULT_WORKER_OPTIONS } from '../../src/webhooks/delivery/delivery-worker.js'
 import { forEachDialect, startHerald, useHerald } from '../support/herald.js'
 import { createAccount } from '../support/http.js'
 import { eventually } from '../support/receiver.js'
 import { LOCAL_DELIVERY, subscribedEndpoint, useReceiver, webhookApi } from './support.js'
 
-/** DEFAULT_WORKER_OPTIONS.batch: what an endpoint's status change does at once, and then each worker round. */
-const BATCH = 500
+/** What an endpoint's status change does at once, and then each worker round. */
+const BATCH = DEFAULT_WORKER_OPTIONS.batch
 
 forEachDialect((dialect) => {
   // No worker: each test runs the sweeps' batches itself, and looks between them.

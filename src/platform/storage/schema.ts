@@ -256,7 +256,6 @@ export interface WebhookSweepsTable {
   from_status: 'pending' | 'held'
   /** The id of the last delivery the sweep has been through; null before the first batch. */
   position: string | null
-  created_at: number
 }
 
 export interface WebhookAttemptsTable {

@@ -6,7 +6,7 @@ import { decodeCursor, type Page, toPage } from '../../platform/pagination.js'
 import type { DialectFeatures } from '../../platform/storage/database.js'
 import type { DB, DeliveryStatus, WebhookAttemptsTable, WebhookDeliveriesTable } from '../../platform/storage/schema.js'
 import { transaction } from '../../platform/storage/transaction.js'
-import { endpointStatusForRequeue, requeue } from './requeue.js'
+import { endpointStatusForWrites, requeue } from './requeue.js'
 import type { WakeSignal } from './wake.js'
 
 export interface DeliveryView {
@@ -48,6 +48,11 @@ export interface DeliveryFilter {
  * deliveries to state: SQLite uses a partial index only when the query states its condition itself.
  */
 export const ON_UNSUCCEEDED_INDEX = sql<SqlBool>`status <> 'succeeded'`
+
+/** A delivery of a deleted endpoint, finished; a lease it had no longer fences anyone out. */
+export function cancellation(now: number) {
+  return { status: 'cancelled', next_attempt_at: null, lease_token: null, lease_expires_at: null, finished_at: now } as const
+}
 
 /**
  * Reading deliveries and retrying them by hand. Lists are newest first and paged by id: ids sort by creation
@@ -94,7 +99,7 @@ export class Deliveries {
       if (row.status === 'cancelled') throw new ProblemError('conflict', 'The endpoint was deleted: this delivery was cancelled')
       if (row.lease_token !== null) throw new ProblemError('conflict', 'An attempt of this delivery is in flight')
       const now = this.clock.now()
-      const endpointStatus = await endpointStatusForRequeue(tx, this.features, row.endpoint_id)
+      const endpointStatus = await endpointStatusForWrites(tx, this.features, row.endpoint_id)
       // Finished before its endpoint was deleted (deleting cancels only what had not finished): nowhere to send it.
       if (endpointStatus === undefined) throw new ProblemError('conflict', 'The endpoint was deleted: this delivery has nowhere to go')
       const { changes, requeued } = await requeue(tx, this.wake, [row.id], row.status, endpointStatus === 'active', now)

@@ -4,11 +4,12 @@ import type { Clock } from '../../platform/clock.js'
 import type { Outbox } from '../../platform/events/outbox.js'
 import type { SettingsStore } from '../../platform/settings/settings.js'
 import type { DialectFeatures } from '../../platform/storage/database.js'
-import type { DB, DeliveryStatus, WebhookDeliveriesTable } from '../../platform/storage/schema.js'
+import type { DB, DeliveryStatus, EndpointStatus, WebhookDeliveriesTable } from '../../platform/storage/schema.js'
 import { jsonRows } from '../../platform/storage/json-rows.js'
 import { type Tx, transaction } from '../../platform/storage/transaction.js'
 import type { Endpoints } from '../endpoints/endpoints.js'
 import { isOperationalType } from '../events/event-types.js'
+import { cancellation } from './deliveries.js'
 import { claimable, countsPerLease, notLeased, perEndpoint, releaseLeases } from './leases.js'
 import { nextAttemptAt } from './retry-schedule.js'
 
@@ -294,7 +295,7 @@ export class DeliveryQueue {
       for (const statement of releaseLeases(this.#leaseCounts(plans), now)) await statement.execute(tx.db)
       const applied = plans.filter((plan) => kept.has(plan.outcome.delivery.id))
       if (applied.length === 0) return []
-      await this.#holdWhereDisabled(tx, applied, await this.#lockEndpoints(tx, applied))
+      await this.#waitWhereNotActive(tx, applied, await this.#lockEndpoints(tx, applied), now)
       await this.#attemptsInsert(applied.map((plan) => plan.outcome)).execute(tx.db)
       await this.#trackEndpointHealth(tx, applied, now)
       const failures = applied.filter((plan) => plan.status === 'failed' && !isOperationalType(plan.outcome.delivery.eventType))
@@ -352,30 +353,39 @@ export class DeliveryQueue {
 
   /**
    * Locks the endpoints of `plans` (on PostgreSQL), in one statement and in the order of their ids, as every
-   * transaction that locks several endpoints does, so that two never wait for each other; answers the active ones.
+   * transaction that locks several endpoints does, so that two never wait for each other; answers their statuses.
    * The deliveries come first, the order in which deleting an endpoint takes them. The lock (FOR NO KEY UPDATE) is the
    * one that ending or starting a run of failures needs next, and it makes enabling or disabling one of them wait.
    */
-  async #lockEndpoints(tx: Tx, plans: readonly CompletionPlan[]): Promise<Set<string>> {
+  async #lockEndpoints(tx: Tx, plans: readonly CompletionPlan[]): Promise<Map<string, EndpointStatus>> {
     let endpoints = tx.db.selectFrom('webhook_endpoints').select(['id', 'status']).where('id', 'in', [...new Set(plans.map((plan) => plan.outcome.delivery.endpointId))]).orderBy('id')
     if (this.features.rowLocks) endpoints = endpoints.forNoKeyUpdate()
-    return new Set((await endpoints.execute()).filter((row) => row.status === 'active').map((row) => row.id))
+    return new Map((await endpoints.execute()).map((row) => [row.id, row.status]))
   }
 
   /**
-   * Deliveries that are to be tried again wait as `held` if their endpoint is not active, as read under the lock
-   * of #lockEndpoints once the deliveries are written: an enable or disable then waits for this transaction and
+   * Deliveries that are to be tried again wait as `held` if their endpoint is disabled, as read under the lock of
+   * #lockEndpoints once the deliveries are written: an enable or disable then waits for this transaction and
    * releases or holds these deliveries with the rest, and one that committed first is what the read finds. (A
    * cached status could be moments behind another process's change, and a delivery held after its endpoint's
-   * release would wait for good.)
+   * release would wait for good.) Those whose endpoint is gone are cancelled: leased by a claim that read the
+   * endpoint just before it was deleted, after the delete had cancelled what was in flight, they may lie behind
+   * the delete's sweep, which would never see them again.
    */
-  async #holdWhereDisabled(tx: Tx, plans: CompletionPlan[], active: ReadonlySet<string>): Promise<void> {
-    const held = plans.filter((plan) => plan.status === 'pending' && !active.has(plan.outcome.delivery.endpointId))
-    if (held.length === 0) return
-    await tx.db.updateTable('webhook_deliveries').set({ status: 'held', next_attempt_at: null }).where('id', 'in', held.map((plan) => plan.outcome.delivery.id)).execute()
+  async #waitWhereNotActive(tx: Tx, plans: CompletionPlan[], endpoints: ReadonlyMap<string, EndpointStatus>, now: number): Promise<void> {
+    const retried = plans.filter((plan) => plan.status === 'pending')
+    const held = retried.filter((plan) => endpoints.get(plan.outcome.delivery.endpointId) === 'disabled')
+    const cancelled = retried.filter((plan) => !endpoints.has(plan.outcome.delivery.endpointId))
+    if (held.length > 0) await tx.db.updateTable('webhook_deliveries').set({ status: 'held', next_attempt_at: null }).where('id', 'in', held.map((plan) => plan.outcome.delivery.id)).execute()
+    if (cancelled.length > 0) await tx.db.updateTable('webhook_deliveries').set(cancellation(now)).where('id', 'in', cancelled.map((plan) => plan.outcome.delivery.id)).execute()
     for (const plan of held) {
       plan.status = 'held'
       plan.nextAttemptAt = null
+    }
+    for (const plan of cancelled) {
+      plan.status = 'cancelled'
+      plan.nextAttemptAt = null
+      plan.finishedAt = now
     }
   }
 

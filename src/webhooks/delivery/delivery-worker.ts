@@ -142,7 +142,8 @@ export class DeliveryWorker {
         if (this.#jobsWaiting) {
           // Cleared before the batches: a job queued while they run signals again, and is not lost.
           this.#jobsWaiting = false
-          const swept = await this.sweeps.runBatch()
+          // A cancelling sweep can deadlock with the write of attempts to the deleted endpoint; it is run again.
+          const swept = await retryingDeadlocks(() => this.sweeps.runBatch())
           if ((await this.jobs.runBatch(this.options.batch)) || swept) this.#jobsWaiting = this.#passWanted = true
         }
         rateLimited = await this.#claim()

@@ -6,7 +6,7 @@ import type { DialectFeatures } from '../../platform/storage/database.js'
 import type { DB, WebhookJobsTable } from '../../platform/storage/schema.js'
 import { transaction } from '../../platform/storage/transaction.js'
 import { ON_UNSUCCEEDED_INDEX } from './deliveries.js'
-import { endpointStatusForRequeue, requeue } from './requeue.js'
+import { endpointStatusForWrites, requeue } from './requeue.js'
 import type { WakeSignal } from './wake.js'
 
 export interface JobView {
@@ -64,7 +64,7 @@ export class RecoveryJobs {
       const job = await query.executeTakeFirst()
       if (!job) return false
       const now = this.clock.now()
-      const endpointStatus = await endpointStatusForRequeue(tx, this.features, job.endpoint_id)
+      const endpointStatus = await endpointStatusForWrites(tx, this.features, job.endpoint_id)
       let failed: string[] = []
       if (endpointStatus !== undefined) {
         const from = job.position ?? idBoundary('dlv', job.since)

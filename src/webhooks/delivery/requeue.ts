@@ -4,14 +4,15 @@ import type { Tx } from '../../platform/storage/transaction.js'
 import type { WakeSignal } from './wake.js'
 
 /**
- * The status of the endpoint whose deliveries are about to be queued again, or undefined when it is gone. On
+ * The status of the endpoint whose deliveries are about to be queued again (a retry, a recovery job) or changed by a
+ * status sweep, or undefined when it is gone. On
  * PostgreSQL the row is locked FOR KEY SHARE until the transaction ends, as new deliveries' endpoints are (see
  * insertDeliveries), because the status decides what the deliveries become: disabling, enabling or deleting the
  * endpoint waits for the re-queue to commit, and then sees its deliveries (and holds, releases or cancels them).
  * Read without the lock, a retry racing a delete left a pending delivery of an endpoint that no longer existed,
  * which no worker would ever claim.
  */
-export async function endpointStatusForRequeue(tx: Tx, features: DialectFeatures, endpointId: string): Promise<EndpointStatus | undefined> {
+export async function endpointStatusForWrites(tx: Tx, features: DialectFeatures, endpointId: string): Promise<EndpointStatus | undefined> {
   let query = tx.db.selectFrom('webhook_endpoints').select('status').where('id', '=', endpointId)
   if (features.rowLocks) query = query.forKeyShare()
   return (await query.executeTakeFirst())?.status
@@ -19,7 +20,7 @@ export async function endpointStatusForRequeue(tx: Tx, features: DialectFeatures
 
 /**
  * Gives deliveries of one endpoint, read as `from`, another attempt (a manual retry, a recovery job): `pending` and
- * due at once when the endpoint is active, `held` when it is disabled (its status read by endpointStatusForRequeue).
+ * due at once when the endpoint is active, `held` when it is disabled (its status read by endpointStatusForWrites).
  * A pending delivery of a disabled endpoint would look due (in the queue metrics too) while no worker claims it, and
  * enabling the endpoint releases held ones anyway. A delivery whose status is no longer `from` is left alone (sent
  * again and finished meanwhile, it would be sent once more), as is one a worker holds right now and one deleted

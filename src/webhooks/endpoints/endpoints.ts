@@ -7,11 +7,12 @@ import { decodeCursor, type Page, toPage } from '../../platform/pagination.js'
 import type { DialectFeatures } from '../../platform/storage/database.js'
 import type { DB, EndpointDisabledReason, EndpointStatus, WebhookEndpointsTable } from '../../platform/storage/schema.js'
 import { retryingDeadlocks, type Tx, transaction } from '../../platform/storage/transaction.js'
+import { cancellation } from '../delivery/deliveries.js'
 import { generateSecret, secretKey } from '../delivery/signing.js'
 import type { WakeSignal } from '../delivery/wake.js'
 import type { EndpointStore } from './endpoint-store.js'
 import { type EndpointUrlPolicy, endpointUrlProblem } from './endpoint-url.js'
-import { cancellation, type StatusSweeps } from './status-sweeps.js'
+import type { StatusSweeps } from './status-sweeps.js'
 
 export interface EndpointView {
   id: string
@@ -132,7 +133,7 @@ export class Endpoints {
   /**
    * Deletes the endpoint and its subscriptions; its deliveries that had not finished become `cancelled`, in two
    * passes around the endpoint row's deletion. A retry or a recovery job that read the endpoint holds a share lock
-   * on its row (see endpointStatusForRequeue), so deleting the row waits for it to commit, and the second pass,
+   * on its row (see endpointStatusForWrites), so deleting the row waits for it to commit, and the second pass,
    * with a fresh snapshot, cancels everything unfinished, what it queued included (beyond a batch, in the workers'
    * sweep, which nothing can add to once the row is gone). The first pass takes only the deliveries in flight,
    * before the row is locked: their completions lock the delivery and then the endpoint (to end its run of

@@ -4,16 +4,11 @@ import { newId } from '../../platform/ids.js'
 import type { DialectFeatures } from '../../platform/storage/database.js'
 import type { DB, EndpointStatus, SweepKind, WebhookDeliveriesTable, WebhookSweepsTable } from '../../platform/storage/schema.js'
 import { type Tx, transaction } from '../../platform/storage/transaction.js'
-import { ON_UNSUCCEEDED_INDEX } from '../delivery/deliveries.js'
-import { endpointStatusForRequeue } from '../delivery/requeue.js'
+import { cancellation, ON_UNSUCCEEDED_INDEX } from '../delivery/deliveries.js'
+import { endpointStatusForWrites } from '../delivery/requeue.js'
 import type { WakeSignal } from '../delivery/wake.js'
 
-/** A delivery of a deleted endpoint, finished; a lease it had no longer fences anyone out. */
-export function cancellation(now: number) {
-  return { status: 'cancelled', next_attempt_at: null, lease_token: null, lease_expires_at: null, finished_at: now } as const
-}
-
-interface Sweep {
+interface SweepRule {
   /** The endpoint's status the sweep belongs to (undefined: the endpoint is gone); once it has another, it ends. */
   endpointStatus: EndpointStatus | undefined
   /** The statuses it changes, each swept on its own in the index of the endpoint's unsucceeded deliveries. */
@@ -23,13 +18,13 @@ interface Sweep {
   changes(now: number): Updateable<WebhookDeliveriesTable>
 }
 
-const SWEEPS: Record<SweepKind, Sweep> = {
+const RULES: Record<SweepKind, SweepRule> = {
   release: { endpointStatus: 'active', from: ['held'], skipsLeased: false, changes: (now) => ({ status: 'pending', next_attempt_at: now }) },
   hold: { endpointStatus: 'disabled', from: ['pending'], skipsLeased: true, changes: () => ({ status: 'held', next_attempt_at: null }) },
   cancel: { endpointStatus: undefined, from: ['pending', 'held'], skipsLeased: false, changes: cancellation },
 }
 
-type SweepState = Pick<WebhookSweepsTable, 'account_id' | 'endpoint_id' | 'kind' | 'from_status' | 'position'>
+type Sweep = Omit<WebhookSweepsTable, 'id'>
 
 /**
  * What a change of an endpoint's status does to its waiting deliveries, done in batches: enabling releases the held
@@ -40,7 +35,7 @@ type SweepState = Pick<WebhookSweepsTable, 'account_id' | 'endpoint_id' | 'kind'
  *
  * A sweep goes through the deliveries in id order from where its last batch stopped, so a batch reads what it
  * changes and never again what earlier batches changed. Each batch reads the endpoint's status as a retry does
- * (endpointStatusForRequeue), and a sweep whose endpoint has changed status since ends: the change that came after
+ * (endpointStatusForWrites), and a sweep whose endpoint has changed status since ends: the change that came after
  * started a sweep of its own. Two sweeps of one kind may run side by side (enabled, disabled and enabled again
  * before the first was done); each goes its own way, and the later one covers every delivery.
  */
@@ -55,12 +50,12 @@ export class StatusSweeps {
 
   /** The first batch, in `tx`, the status change's transaction, which holds the endpoint's row or deleted it. */
   async start(tx: Tx, accountId: string, endpointId: string, kind: SweepKind, now: number): Promise<void> {
-    for (const from of SWEEPS[kind].from) {
-      const sweep: SweepState = { account_id: accountId, endpoint_id: endpointId, kind, from_status: from, position: null }
+    for (const from of RULES[kind].from) {
+      const sweep: Sweep = { account_id: accountId, endpoint_id: endpointId, kind, from_status: from, position: null }
       const position = await this.#changeBatch(tx, sweep, now)
       if (position === undefined) continue
       // A new row each time, even beside an unfinished sweep of the same kind: its worker may hold that one locked.
-      await tx.db.insertInto('webhook_sweeps').values({ ...sweep, id: newId('swp', now), position, created_at: now }).execute()
+      await tx.db.insertInto('webhook_sweeps').values({ ...sweep, id: newId('swp', now), position }).execute()
       await this.wake.send(tx, 'jobs')
     }
   }
@@ -72,8 +67,8 @@ export class StatusSweeps {
       if (this.features.rowLocks) query = query.forUpdate().skipLocked()
       const sweep = await query.executeTakeFirst()
       if (!sweep) return false
-      const endpointStatus = await endpointStatusForRequeue(tx, this.features, sweep.endpoint_id)
-      const position = endpointStatus === SWEEPS[sweep.kind].endpointStatus ? await this.#changeBatch(tx, sweep, this.clock.now()) : undefined
+      const endpointStatus = await endpointStatusForWrites(tx, this.features, sweep.endpoint_id)
+      const position = endpointStatus === RULES[sweep.kind].endpointStatus ? await this.#changeBatch(tx, sweep, this.clock.now()) : undefined
       if (position === undefined) await tx.db.deleteFrom('webhook_sweeps').where('id', '=', sweep.id).execute()
       else await tx.db.updateTable('webhook_sweeps').set({ position }).where('id', '=', sweep.id).execute()
       return true
@@ -85,8 +80,8 @@ export class StatusSweeps {
    * the last (it was not full). A delivery changed meanwhile by someone else (leased, or finished by a completion) is
    * left as it is now.
    */
-  async #changeBatch(tx: Tx, sweep: SweepState, now: number): Promise<string | undefined> {
-    const { changes, skipsLeased } = SWEEPS[sweep.kind]
+  async #changeBatch(tx: Tx, sweep: Sweep, now: number): Promise<string | undefined> {
+    const { changes, skipsLeased } = RULES[sweep.kind]
     let query = tx.db
       .selectFrom('webhook_deliveries')
       .select('id')

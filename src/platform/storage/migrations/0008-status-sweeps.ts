@@ -17,6 +17,5 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('kind', 'text', (c) => c.notNull().check(sql`kind in ('release', 'hold', 'cancel')`))
     .addColumn('from_status', 'text', (c) => c.notNull().check(sql`from_status in ('pending', 'held')`))
     .addColumn('position', 'text')
-    .addColumn('created_at', 'bigint', (c) => c.notNull())
     .execute()
 }
