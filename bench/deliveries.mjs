@@ -215,10 +215,19 @@ async function runDialect({ dialect, database, receiverOrigin, plan, work, profi
         `others on core ${SERVER_CORE} ${pct(result.publish.othersOnServerCore)}`,
     )
 
-    // 3. Publish-to-receive latency: a fresh active endpoint (the held deliveries go with the old one).
-    trace('deleting')
+    // 3. Publish-to-receive latency: a fresh active endpoint. The old one goes with the publish phase's held
+    //    deliveries, which the delete cancels a batch at a time, the first in the request and the rest in the
+    //    worker; the latency phase waits for the last.
+    const held = await reader.count(drainEndpoint, 'held')
+    const deleting = performance.now()
     await api.call('DELETE', `/webhooks/endpoints/${drainEndpoint}`, undefined, 204)
-    trace('deleted')
+    const deleted = performance.now()
+    while ((await reader.count(drainEndpoint, 'held')) > 0) {
+      if (performance.now() > deleted + plan.drainTimeoutS * 1000) throw new Error(`the delete's sweep left held deliveries after ${plan.drainTimeoutS} s`)
+      await sleep(20)
+    }
+    result.deletion = { held, requestMs: deleted - deleting, sweepSeconds: (performance.now() - deleted) / 1000 }
+    console.log(`delete of the endpoint with ${held} held deliveries: the request ${result.deletion.requestMs.toFixed(0)} ms, then the workers' sweep ${result.deletion.sweepSeconds.toFixed(2)} s`)
     const liveEndpoint = await api.createEndpoint(hookUrl)
     await settle(database)
     result.latency = await latency({ api, receiverOrigin, seconds: plan.latencyS, herald, windows })
@@ -939,6 +948,7 @@ function printTable(results, plan) {
     line('', `publish, ${PUBLISH_CONNECTIONS} connections (req/s)`, int(r.publish.rps), int(r.publish.perCpuSecond), `${int(r.publishFloor.rps)} bare single-row publish txs`, ratio(r.publish.rps, r.publishFloor.rps), publishGoal)
     line('', '', '', '', `${int(r.writeFloor.insertRps)} batched inserts, rows/s`, ratio(r.publish.rps, r.writeFloor.insertRps))
     line('', 'publish p50 / p99 (ms)', `${formatMs(r.publish.p50)} / ${formatMs(r.publish.p99)}`)
+    line('', `delete of the endpoint, ${int(r.deletion.held)} held: request ms / sweep s`, `${int(r.deletion.requestMs)} / ${r.deletion.sweepSeconds.toFixed(2)}`)
     const latencyOk = r.latency.p99 !== undefined && r.latency.p99 < GOALS.latencyP99Ms && r.latency.missing === 0 && r.latency.skipped === 0 && r.latency.failed === 0
     line(
       '',
