@@ -84,6 +84,22 @@ forEachDialect((dialect) => {
       expect(leased).toEqual({ status: 'pending', lease_token: 'lease-in-flight' })
     })
 
+    it('holds the whole backlog when a worker disables the endpoint for answering 410', async () => {
+      const { api, endpoint } = await endpointWithBacklog('pending', 2 * BATCH + 100)
+      receiver.current.respond = () => ({ status: 410 })
+      const worker = await startHerald(dialect, { ...LOCAL_DELIVERY, shareWith: h.current })
+      try {
+        // The sweep's record goes with its last batch, or with an empty one after it.
+        await eventually(async () => (await sweepsOf(endpoint.id)).length === 0 && (await statuses(endpoint.id)).held === 2 * BATCH + 100, 20_000, 'every delivery held')
+      } finally {
+        await worker.close()
+      }
+      const after = await api.get<{ status: string; disabled_reason: string }>(`/webhooks/endpoints/${endpoint.id}`)
+      expect(after.body).toMatchObject({ status: 'disabled', disabled_reason: 'gone' })
+      // Only what was in flight when the first 410 came was sent.
+      expect(receiver.current.requests.length).toBeLessThan(BATCH)
+    })
+
     it('ends a release when the endpoint is disabled again before it is done, and starts it anew when enabled', async () => {
       const { api, endpoint } = await endpointWithBacklog('held', 2 * BATCH + 100)
       expect((await api.patch(`/webhooks/endpoints/${endpoint.id}`, { status: 'active' })).status).toBe(200)
