@@ -13,6 +13,8 @@
 //               them, run on a database that already holds the earlier rounds' rows
 //   publish     autocannon POSTing /webhooks/events (endpoint disabled: each publish stores an event and a held
 //               delivery, and nothing is sent), req/s, p50, p99
+//   delete      that endpoint deleted with the publishes' held deliveries: the request's time, then the time
+//               until the workers' sweep has cancelled the last of them (the latency phase waits for it)
 //   latency     publishes at a steady 1,000 events/s to an active endpoint; publish-to-receive time of each
 //               event (send of the publish here to arrival of its webhook-id at the receiver, one clock)
 //   floors      undici straight to the receiver (bench/peers/http-floor.mjs, the same body shape and concurrency
@@ -78,7 +80,8 @@ export const USAGE = `Usage: npm run bench -- deliveries [--quick] [--dialect sq
 
   (no flag)         on SQLite and on PostgreSQL: ${FULL.drainRounds} drains of ${FULL.events} queued deliveries, each after a round of the
                     undici floor, publish API rate (autocannon, ${FULL.publishS} s,
-                    ${PUBLISH_CONNECTIONS} connections), publish-to-receive latency at ${LATENCY_RATE} events/s for ${FULL.latencyS} s, and the floors
+                    ${PUBLISH_CONNECTIONS} connections), the delete of an endpoint with the publishes' held deliveries,
+                    publish-to-receive latency at ${LATENCY_RATE} events/s for ${FULL.latencyS} s, and the floors
                     (undici straight to the receiver; bare batched writes; bare single-row publish transactions)
   --quick           a smoke run: ${QUICK.events} deliveries, ${QUICK.publishS} s phases
   --dialect NAME    sqlite or postgres only
@@ -215,17 +218,20 @@ async function runDialect({ dialect, database, receiverOrigin, plan, work, profi
         `others on core ${SERVER_CORE} ${pct(result.publish.othersOnServerCore)}`,
     )
 
-    // 3. Publish-to-receive latency: a fresh active endpoint. The old one goes with the publish phase's held
-    //    deliveries, which the delete cancels a batch at a time, the first in the request and the rest in the
-    //    worker; the latency phase waits for the last.
+    // 3. Publish-to-receive latency: a fresh active endpoint. The old one goes with the held deliveries of the
+    //    publishes (warm-up and measured), which the delete cancels a batch at a time, the first in the request and
+    //    the rest in the worker; the latency phase waits for the last.
     const held = await reader.count(drainEndpoint, 'held')
     const deleting = performance.now()
     await api.call('DELETE', `/webhooks/endpoints/${drainEndpoint}`, undefined, 204)
     const deleted = performance.now()
-    while ((await reader.count(drainEndpoint, 'held')) > 0) {
+    // Asked of the small sweeps table: counting the held rows every few milliseconds would compete with the sweep.
+    while (await reader.sweeping(drainEndpoint)) {
       if (performance.now() > deleted + plan.drainTimeoutS * 1000) throw new Error(`the delete's sweep left held deliveries after ${plan.drainTimeoutS} s`)
       await sleep(20)
     }
+    const left = await reader.count(drainEndpoint, 'held')
+    if (left !== 0) throw new Error(`the delete's sweep ended with ${left} deliveries still held`)
     result.deletion = { held, requestMs: deleted - deleting, sweepSeconds: (performance.now() - deleted) / 1000 }
     console.log(`delete of the endpoint with ${held} held deliveries: the request ${result.deletion.requestMs.toFixed(0)} ms, then the workers' sweep ${result.deletion.sweepSeconds.toFixed(2)} s`)
     const liveEndpoint = await api.createEndpoint(hookUrl)
@@ -596,6 +602,8 @@ const DELIVERY_COLUMNS = [
 ]
 const ATTEMPT_COLUMNS = ['delivery_id', 'number', 'account_id', 'started_at', 'duration_ms', 'response_status', 'error', 'response_excerpt']
 const EVENT_COLUMNS = ['id', 'account_id', 'type', 'data', 'created_at', 'fanned_out_at', 'idempotency_key']
+/** Whether a sweep of the endpoint's deliveries is still under way (see StatusSweeps). */
+const SWEEPING_SQL = 'select 1 from webhook_sweeps where endpoint_id = $1 limit 1'
 /** What releasing an endpoint's held deliveries comes down to, for all of them at once. */
 const QUEUE_HELD_SQL = `update webhook_deliveries set status = 'pending', next_attempt_at = $1 where endpoint_id = $2 and status = 'held'`
 const EVENT_DATA = JSON.stringify({ order: 'ord_0001', amount: 4200, currency: 'EUR' })
@@ -696,7 +704,12 @@ function sqliteDatabase(file) {
     async reader(accountId) {
       const db = new SQLite(file, { readonly: true })
       const count = db.prepare('select count(*) as n from webhook_deliveries where account_id = ? and endpoint_id = ? and status = ?')
-      return { count: async (endpointId, status) => count.get(accountId, endpointId, status).n, close: async () => db.close() }
+      const sweeping = db.prepare(SWEEPING_SQL.replace('$1', '?'))
+      return {
+        count: async (endpointId, status) => count.get(accountId, endpointId, status).n,
+        sweeping: async (endpointId) => sweeping.get(endpointId) !== undefined,
+        close: async () => db.close(),
+      }
     },
     async batchedWrites(n) {
       const db = open()
@@ -816,6 +829,9 @@ function postgresDatabase(url, name) {
         async count(endpointId, status) {
           const { rows } = await client.query('select count(*)::int as n from webhook_deliveries where account_id = $1 and endpoint_id = $2 and status = $3', [accountId, endpointId, status])
           return rows[0].n
+        },
+        async sweeping(endpointId) {
+          return (await client.query(SWEEPING_SQL, [endpointId])).rows.length > 0
         },
         close: () => client.end(),
       }

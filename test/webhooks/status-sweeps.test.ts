@@ -1,4 +1,5 @@
-import { describe, expect, it } from 'vitest'
+import { beforeEach, describe, expect, it } from 'vitest'
+import { newId } from '../../src/platform/ids.js'
 import type { DeliveryStatus } from '../../src/platform/storage/schema.js'
 import { DEFAULT_WORKER_OPTIONS } from '../../src/webhooks/delivery/delivery-worker.js'
 import { forEachDialect, startHerald, useHerald } from '../support/herald.js'
@@ -21,16 +22,17 @@ forEachDialect((dialect) => {
     if (status === 'held') expect((await api.patch(`/webhooks/endpoints/${endpoint.id}`, { status: 'disabled' })).status).toBe(200)
     const db = h.current.herald.database.db
     const now = h.current.clock.now()
-    const events = Array.from({ length: count }, (_, n) => ({ id: `evt_${endpoint.id}_${String(n).padStart(5, '0')}`, account_id: account.id, type: 'a.b', data: `{"n":${n}}`, created_at: now, fanned_out_at: now, idempotency_key: null }))
+    const events = Array.from({ length: count }, (_, n) => ({ id: newId('evt', now), account_id: account.id, type: 'a.b', data: `{"n":${n}}`, created_at: now, fanned_out_at: now, idempotency_key: null }))
+    const deliveryIds = events.map(() => newId('dlv', now))
     for (let start = 0; start < count; start += 250) {
       const chunk = events.slice(start, start + 250)
       await db.insertInto('events').values(chunk).execute()
       await db
         .insertInto('webhook_deliveries')
-        .values(chunk.map((event) => ({ id: `dlv_${event.id}`, account_id: account.id, event_id: event.id, event_type: 'a.b', endpoint_id: endpoint.id, status, attempt_count: 0, next_attempt_at: status === 'pending' ? now : null, lease_token: null, leased_at: null, lease_expires_at: null, last_attempt_at: null, last_response_status: null, last_error: null, finished_at: null, created_at: now })))
+        .values(chunk.map((event, i) => ({ id: deliveryIds[start + i]!, account_id: account.id, event_id: event.id, event_type: 'a.b', endpoint_id: endpoint.id, status, attempt_count: 0, next_attempt_at: status === 'pending' ? now : null, lease_token: null, leased_at: null, lease_expires_at: null, last_attempt_at: null, last_response_status: null, last_error: null, finished_at: null, created_at: now })))
         .execute()
     }
-    return { api, endpoint, eventIds: events.map((event) => event.id) }
+    return { api, endpoint, eventIds: events.map((event) => event.id), deliveryIds }
   }
 
   async function statuses(endpointId: string): Promise<Partial<Record<DeliveryStatus, number>>> {
@@ -44,6 +46,11 @@ forEachDialect((dialect) => {
   }
 
   const runSweepBatch = () => h.current.herald.webhooks.sweeps.runBatch()
+
+  // A worker takes the oldest sweep of any endpoint: one a failed test left behind would go first.
+  beforeEach(async () => {
+    await h.current.herald.database.db.deleteFrom('webhook_sweeps').execute()
+  })
 
   describe('an endpoint with a backlog larger than a batch', () => {
     it('releases one batch when enabled, and another process releases and delivers the rest, each event once', async () => {
@@ -66,9 +73,10 @@ forEachDialect((dialect) => {
     })
 
     it('holds one batch when disabled and the rest in later batches, leaving a delivery in flight to complete', async () => {
-      const { api, endpoint } = await endpointWithBacklog('pending', 2 * BATCH + 100)
+      const { api, endpoint, deliveryIds } = await endpointWithBacklog('pending', 2 * BATCH + 100)
       const db = h.current.herald.database.db
-      const inFlight = `dlv_evt_${endpoint.id}_00000`
+      // Beyond the first batch: a worker's batch, not the request's, has to leave it alone.
+      const inFlight = deliveryIds[BATCH + 50]!
       await db.updateTable('webhook_deliveries').set({ lease_token: 'lease-in-flight', leased_at: h.current.clock.now(), lease_expires_at: h.current.clock.now() + 60_000 }).where('id', '=', inFlight).execute()
 
       expect((await api.patch(`/webhooks/endpoints/${endpoint.id}`, { status: 'disabled' })).status).toBe(200)
@@ -82,6 +90,19 @@ forEachDialect((dialect) => {
       expect(await runSweepBatch()).toBe(false)
       const leased = await db.selectFrom('webhook_deliveries').select(['status', 'lease_token']).where('id', '=', inFlight).executeTakeFirstOrThrow()
       expect(leased).toEqual({ status: 'pending', lease_token: 'lease-in-flight' })
+    })
+
+    it('lets a retry release a held delivery that the enable has not reached yet', async () => {
+      const { api, endpoint, deliveryIds } = await endpointWithBacklog('held', BATCH + 100)
+      expect((await api.patch(`/webhooks/endpoints/${endpoint.id}`, { status: 'active' })).status).toBe(200)
+      const last = deliveryIds.at(-1)!
+      expect((await api.get<{ status: string }>(`/webhooks/deliveries/${last}`)).body.status).toBe('held')
+      const retried = await api.post<{ status: string; next_attempt_at: string | null }>(`/webhooks/deliveries/${last}/retry`)
+      expect(retried.status).toBe(202)
+      expect(retried.body.status).toBe('pending')
+      expect(retried.body.next_attempt_at).not.toBeNull()
+      while (await runSweepBatch());
+      expect(await statuses(endpoint.id)).toEqual({ pending: BATCH + 100 })
     })
 
     it('holds the whole backlog when a worker disables the endpoint for answering 410', async () => {

@@ -49,7 +49,10 @@ export interface DeliveryFilter {
  */
 export const ON_UNSUCCEEDED_INDEX = sql<SqlBool>`status <> 'succeeded'`
 
-/** A delivery of a deleted endpoint, finished; a lease it had no longer fences anyone out. */
+/** A delivery waiting for its endpoint to be enabled: due at no time. */
+export const HOLDING = { status: 'held', next_attempt_at: null } as const
+
+/** A delivery of a deleted endpoint, finished. Its lease is cleared, so an attempt still in flight records nothing. */
 export function cancellation(now: number) {
   return { status: 'cancelled', next_attempt_at: null, lease_token: null, lease_expires_at: null, finished_at: now } as const
 }
@@ -90,18 +93,20 @@ export class Deliveries {
   /**
    * Queues one more attempt now, or, when the endpoint is disabled, holds it until the endpoint is enabled. A
    * failed delivery that fails again is failed again (its schedule stays spent); a succeeded one is sent again.
-   * Held and cancelled deliveries have no endpoint to go to.
+   * A cancelled delivery has no endpoint to go to, nor has a held one while its endpoint is disabled; once the
+   * endpoint is enabled, a held one that the enable's sweep has not reached yet is released by the retry.
    */
   async retry(accountId: string, deliveryId: string): Promise<DeliveryView> {
     return transaction(this.db, async (tx) => {
       const row = await this.#existing(tx.db, accountId, deliveryId)
-      if (row.status === 'held') throw new ProblemError('conflict', 'The endpoint is disabled: enable it and its held deliveries flow')
       if (row.status === 'cancelled') throw new ProblemError('conflict', 'The endpoint was deleted: this delivery was cancelled')
       if (row.lease_token !== null) throw new ProblemError('conflict', 'An attempt of this delivery is in flight')
       const now = this.clock.now()
       const endpointStatus = await endpointStatusForWrites(tx, this.features, row.endpoint_id)
-      // Finished before its endpoint was deleted (deleting cancels only what had not finished): nowhere to send it.
+      // Finished before its endpoint was deleted (deleting cancels only what had not finished), or waiting for the
+      // delete's sweep to cancel it: nowhere to send it.
       if (endpointStatus === undefined) throw new ProblemError('conflict', 'The endpoint was deleted: this delivery has nowhere to go')
+      if (row.status === 'held' && endpointStatus === 'disabled') throw new ProblemError('conflict', 'The endpoint is disabled: enable it and its held deliveries flow')
       const { changes, requeued } = await requeue(tx, this.wake, [row.id], row.status, endpointStatus === 'active', now)
       if (requeued === 0) {
         // Changed since it was read: deleted by retention (404), leased by a worker, or retried by another request.

@@ -9,7 +9,7 @@ import { jsonRows } from '../../platform/storage/json-rows.js'
 import { type Tx, transaction } from '../../platform/storage/transaction.js'
 import type { Endpoints } from '../endpoints/endpoints.js'
 import { isOperationalType } from '../events/event-types.js'
-import { cancellation } from './deliveries.js'
+import { cancellation, HOLDING } from './deliveries.js'
 import { claimable, countsPerLease, notLeased, perEndpoint, releaseLeases } from './leases.js'
 import { nextAttemptAt } from './retry-schedule.js'
 
@@ -146,6 +146,9 @@ export class DeliveryQueue {
       }
       if (takes.length === 0) return { deliveries: [], rateLimited, capped }
 
+      // Each endpoint is asked again whether it is active, once per pick, by the statement that leases: it sees a
+      // disable or a delete that committed after the look at the endpoints above. Disabling or deleting changes the
+      // deliveries a batch at a time (StatusSweeps), so the ones beyond the first batch are still pending then.
       const picks = takes.map(({ endpointId, take }, index) =>
         tx.db
           .selectFrom(
@@ -154,6 +157,7 @@ export class DeliveryQueue {
               .select('id')
               .where('endpoint_id', '=', endpointId)
               .where(claimable('webhook_deliveries', now))
+              .where((eb) => eb.exists(eb.selectFrom('webhook_endpoints as e').select('e.id').where('e.id', '=', endpointId).where('e.status', '=', 'active')))
               .orderBy('next_attempt_at')
               .limit(take)
               .as(`p${index}`),
@@ -282,8 +286,8 @@ export class DeliveryQueue {
 
   /**
    * Records a batch of attempts and moves each delivery on: `succeeded`, `pending` for its next retry, `held`
-   * when its endpoint is disabled, or `failed` when the schedule is exhausted. Outcomes whose lease was lost
-   * are discarded. Answers the deliveries that reached a final status in this batch.
+   * when its endpoint is disabled (`cancelled` when it is gone), or `failed` when the schedule is exhausted.
+   * Outcomes whose lease was lost are discarded. Answers the deliveries that reached a final status in this batch.
    */
   async complete(outcomes: readonly AttemptOutcome[]): Promise<Array<{ status: DeliveryStatus }>> {
     if (outcomes.length === 0) return []
@@ -295,7 +299,7 @@ export class DeliveryQueue {
       for (const statement of releaseLeases(this.#leaseCounts(plans), now)) await statement.execute(tx.db)
       const applied = plans.filter((plan) => kept.has(plan.outcome.delivery.id))
       if (applied.length === 0) return []
-      await this.#waitWhereNotActive(tx, applied, await this.#lockEndpoints(tx, applied), now)
+      await this.#holdOrCancelRetries(tx, applied, await this.#lockEndpoints(tx, applied), now)
       await this.#attemptsInsert(applied.map((plan) => plan.outcome)).execute(tx.db)
       await this.#trackEndpointHealth(tx, applied, now)
       const failures = applied.filter((plan) => plan.status === 'failed' && !isOperationalType(plan.outcome.delivery.eventType))
@@ -347,7 +351,7 @@ export class DeliveryQueue {
     const settings = await this.settings.get(delivery.accountId)
     const next = settings ? nextAttemptAt(settings.webhook_retry_schedule, delivery.attemptNumber, now, outcome.retryAfterSeconds) : null
     if (next === null) return { outcome, status: 'failed', nextAttemptAt: null, finishedAt: now }
-    // Held instead if its endpoint is no longer active (see #holdWhereDisabled).
+    // Held or cancelled instead if its endpoint is disabled or gone (see #holdOrCancelRetries).
     return { outcome, status: 'pending', nextAttemptAt: next, finishedAt: null }
   }
 
@@ -372,11 +376,11 @@ export class DeliveryQueue {
    * endpoint just before it was deleted, after the delete had cancelled what was in flight, they may lie behind
    * the delete's sweep, which would never see them again.
    */
-  async #waitWhereNotActive(tx: Tx, plans: CompletionPlan[], endpoints: ReadonlyMap<string, EndpointStatus>, now: number): Promise<void> {
+  async #holdOrCancelRetries(tx: Tx, plans: CompletionPlan[], endpoints: ReadonlyMap<string, EndpointStatus>, now: number): Promise<void> {
     const retried = plans.filter((plan) => plan.status === 'pending')
     const held = retried.filter((plan) => endpoints.get(plan.outcome.delivery.endpointId) === 'disabled')
     const cancelled = retried.filter((plan) => !endpoints.has(plan.outcome.delivery.endpointId))
-    if (held.length > 0) await tx.db.updateTable('webhook_deliveries').set({ status: 'held', next_attempt_at: null }).where('id', 'in', held.map((plan) => plan.outcome.delivery.id)).execute()
+    if (held.length > 0) await tx.db.updateTable('webhook_deliveries').set(HOLDING).where('id', 'in', held.map((plan) => plan.outcome.delivery.id)).execute()
     if (cancelled.length > 0) await tx.db.updateTable('webhook_deliveries').set(cancellation(now)).where('id', 'in', cancelled.map((plan) => plan.outcome.delivery.id)).execute()
     for (const plan of held) {
       plan.status = 'held'

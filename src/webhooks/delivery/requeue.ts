@@ -5,10 +5,10 @@ import type { WakeSignal } from './wake.js'
 
 /**
  * The status of the endpoint whose deliveries are about to be queued again (a retry, a recovery job) or changed by a
- * status sweep, or undefined when it is gone. On
- * PostgreSQL the row is locked FOR KEY SHARE until the transaction ends, as new deliveries' endpoints are (see
- * insertDeliveries), because the status decides what the deliveries become: disabling, enabling or deleting the
- * endpoint waits for the re-queue to commit, and then sees its deliveries (and holds, releases or cancels them).
+ * status sweep, or undefined when it is gone. On PostgreSQL the row is locked FOR KEY SHARE until the transaction
+ * ends, as new deliveries' endpoints are (see insertDeliveries), because the status decides what the deliveries
+ * become: disabling, enabling or deleting the endpoint waits for the write to commit, and then sees its deliveries
+ * (and holds, releases or cancels them).
  * Read without the lock, a retry racing a delete left a pending delivery of an endpoint that no longer existed,
  * which no worker would ever claim.
  */

@@ -218,9 +218,10 @@ export class Endpoints {
 
   /**
    * A change of status holds the endpoint's row FOR UPDATE, the one lock that conflicts with FOR KEY SHARE, which
-   * whatever writes deliveries as the status says takes (publishing, fan-out, retries and recovery jobs): either
-   * waits for the other, so deliveries made meanwhile are held, released or cancelled with the rest. An UPDATE
-   * alone would take FOR NO KEY UPDATE, which doesn't. (Deleting the row conflicts with FOR KEY SHARE by itself.)
+   * whatever writes deliveries as the status says takes (publishing, fan-out, retries, recovery jobs and the
+   * batches of status sweeps): either waits for the other, so deliveries made meanwhile are held, released or
+   * cancelled with the rest. An UPDATE alone would take FOR NO KEY UPDATE, which doesn't. (Deleting the row
+   * conflicts with FOR KEY SHARE by itself.)
    */
   async #lockForStatusChange(tx: Tx, endpointId: string): Promise<void> {
     if (this.features.rowLocks) await tx.db.selectFrom('webhook_endpoints').select('id').where('id', '=', endpointId).forUpdate().execute()

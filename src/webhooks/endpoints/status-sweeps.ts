@@ -4,7 +4,7 @@ import { newId } from '../../platform/ids.js'
 import type { DialectFeatures } from '../../platform/storage/database.js'
 import type { DB, EndpointStatus, SweepKind, WebhookDeliveriesTable, WebhookSweepsTable } from '../../platform/storage/schema.js'
 import { type Tx, transaction } from '../../platform/storage/transaction.js'
-import { cancellation, ON_UNSUCCEEDED_INDEX } from '../delivery/deliveries.js'
+import { cancellation, HOLDING, ON_UNSUCCEEDED_INDEX } from '../delivery/deliveries.js'
 import { endpointStatusForWrites } from '../delivery/requeue.js'
 import type { WakeSignal } from '../delivery/wake.js'
 
@@ -20,7 +20,7 @@ interface SweepRule {
 
 const RULES: Record<SweepKind, SweepRule> = {
   release: { endpointStatus: 'active', from: ['held'], skipsLeased: false, changes: (now) => ({ status: 'pending', next_attempt_at: now }) },
-  hold: { endpointStatus: 'disabled', from: ['pending'], skipsLeased: true, changes: () => ({ status: 'held', next_attempt_at: null }) },
+  hold: { endpointStatus: 'disabled', from: ['pending'], skipsLeased: true, changes: () => HOLDING },
   cancel: { endpointStatus: undefined, from: ['pending', 'held'], skipsLeased: false, changes: cancellation },
 }
 
