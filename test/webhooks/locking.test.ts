@@ -1,11 +1,12 @@
 import { type Kysely, type RawBuilder, sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
 import type { DB } from '../../src/platform/storage/schema.js'
+import { DEFAULT_WORKER_OPTIONS } from '../../src/webhooks/delivery/delivery-worker.js'
 import { WebhookRetention } from '../../src/webhooks/retention.js'
 import { forEachDialect, useHerald } from '../support/herald.js'
 import { createAccount } from '../support/http.js'
 import { eventually } from '../support/receiver.js'
-import { type Delivery, LOCAL_DELIVERY, subscribedEndpoint, useReceiver, type WebhookApi, webhookApi } from './support.js'
+import { type Delivery, deliveryStatuses, insertBacklog, LOCAL_DELIVERY, subscribedEndpoint, useReceiver, type WebhookApi, webhookApi } from './support.js'
 
 const DAY_MS = 24 * 3600 * 1000
 
@@ -470,6 +471,42 @@ forEachDialect((dialect) => {
       expect(delivery.body.data.map((d) => d.status)).toEqual(['held'])
       expect(h.current.logs.filter((line) => line.includes('pass failed'))).toEqual([])
       expect(receiver.current.messageIds).toEqual([later.body.id])
+    })
+  })
+
+  describe('a status sweep on PostgreSQL', () => {
+    // No worker: the test runs the sweep's batch itself.
+    const h = useHerald(dialect, { ...LOCAL_DELIVERY, worker: false })
+    const receiver = useReceiver()
+
+    it('waits for a disable in progress, then ends without releasing anything', async () => {
+      const account = await createAccount(h.current)
+      const api = await webhookApi(account, h.current.clock)
+      const endpoint = await subscribedEndpoint(api, receiver.current.url, ['a.*'])
+      const db = h.current.herald.database.db
+      const batch = DEFAULT_WORKER_OPTIONS.batch
+      expect((await api.patch(`/webhooks/endpoints/${endpoint.id}`, { status: 'disabled' })).status).toBe(200)
+      await insertBacklog(db, account.id, endpoint.id, 'held', batch + 100, h.current.clock.now())
+      expect((await api.patch(`/webhooks/endpoints/${endpoint.id}`, { status: 'active' })).status).toBe(200)
+      expect(await deliveryStatuses(db, endpoint.id)).toEqual({ pending: batch, held: 100 })
+
+      // A disable's statements: the endpoint's row, then the deliveries the enable released. The sweep's batch waits
+      // for the row and then finds the endpoint disabled. (Read without the lock, the status was still active, and
+      // the batch released the last 100 deliveries of a disabled endpoint.)
+      const holder = await LockHolder.take(db, sql`select id from webhook_endpoints where id = ${endpoint.id} for update`)
+      let swept
+      try {
+        await holder.run(sql`update webhook_endpoints set status = 'disabled', disabled_reason = 'manual' where id = ${endpoint.id}`)
+        swept = h.current.herald.webhooks.sweeps.runBatch()
+        await lockWaiters(db, 1)
+        await holder.run(sql`update webhook_deliveries set status = 'held', next_attempt_at = null where endpoint_id = ${endpoint.id} and status = 'pending'`)
+      } finally {
+        await holder.commit()
+      }
+
+      expect(await swept).toBe(true)
+      expect(await deliveryStatuses(db, endpoint.id)).toEqual({ held: batch + 100 })
+      expect(await db.selectFrom('webhook_sweeps').select('id').where('endpoint_id', '=', endpoint.id).execute()).toEqual([])
     })
   })
 })

@@ -1,11 +1,9 @@
 import { beforeEach, describe, expect, it } from 'vitest'
-import { newId } from '../../src/platform/ids.js'
-import type { DeliveryStatus } from '../../src/platform/storage/schema.js'
 import { DEFAULT_WORKER_OPTIONS } from '../../src/webhooks/delivery/delivery-worker.js'
 import { forEachDialect, startHerald, useHerald } from '../support/herald.js'
 import { createAccount } from '../support/http.js'
 import { eventually } from '../support/receiver.js'
-import { LOCAL_DELIVERY, subscribedEndpoint, useReceiver, webhookApi } from './support.js'
+import { deliveryStatuses, insertBacklog, LOCAL_DELIVERY, subscribedEndpoint, useReceiver, webhookApi } from './support.js'
 
 /** What an endpoint's status change does at once, and then each worker round. */
 const BATCH = DEFAULT_WORKER_OPTIONS.batch
@@ -20,25 +18,11 @@ forEachDialect((dialect) => {
     const api = await webhookApi(account, h.current.clock)
     const endpoint = await subscribedEndpoint(api, receiver.current.url, ['a.*'])
     if (status === 'held') expect((await api.patch(`/webhooks/endpoints/${endpoint.id}`, { status: 'disabled' })).status).toBe(200)
-    const db = h.current.herald.database.db
-    const now = h.current.clock.now()
-    const events = Array.from({ length: count }, (_, n) => ({ id: newId('evt', now), account_id: account.id, type: 'a.b', data: `{"n":${n}}`, created_at: now, fanned_out_at: now, idempotency_key: null }))
-    const deliveryIds = events.map(() => newId('dlv', now))
-    for (let start = 0; start < count; start += 250) {
-      const chunk = events.slice(start, start + 250)
-      await db.insertInto('events').values(chunk).execute()
-      await db
-        .insertInto('webhook_deliveries')
-        .values(chunk.map((event, i) => ({ id: deliveryIds[start + i]!, account_id: account.id, event_id: event.id, event_type: 'a.b', endpoint_id: endpoint.id, status, attempt_count: 0, next_attempt_at: status === 'pending' ? now : null, lease_token: null, leased_at: null, lease_expires_at: null, last_attempt_at: null, last_response_status: null, last_error: null, finished_at: null, created_at: now })))
-        .execute()
-    }
-    return { api, endpoint, eventIds: events.map((event) => event.id), deliveryIds }
+    const { eventIds, deliveryIds } = await insertBacklog(h.current.herald.database.db, account.id, endpoint.id, status, count, h.current.clock.now())
+    return { api, endpoint, eventIds, deliveryIds }
   }
 
-  async function statuses(endpointId: string): Promise<Partial<Record<DeliveryStatus, number>>> {
-    const rows = await h.current.herald.database.db.selectFrom('webhook_deliveries').select(['status']).select((eb) => eb.fn.countAll<number>().as('n')).where('endpoint_id', '=', endpointId).groupBy('status').execute()
-    return Object.fromEntries(rows.map((row) => [row.status, Number(row.n)]))
-  }
+  const statuses = (endpointId: string) => deliveryStatuses(h.current.herald.database.db, endpointId)
 
   async function sweepsOf(endpointId: string): Promise<string[]> {
     const rows = await h.current.herald.database.db.selectFrom('webhook_sweeps').select('kind').where('endpoint_id', '=', endpointId).orderBy('id').execute()

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely'
 import { afterEach, beforeEach } from 'vitest'
-import type { DB } from '../../src/platform/storage/schema.js'
+import { newId } from '../../src/platform/ids.js'
+import type { DB, DeliveryStatus } from '../../src/platform/storage/schema.js'
 import type { TestClock } from '../support/clock.js'
 import type { CreatedAccount, StartOptions } from '../support/herald.js'
 import { call, managementToken } from '../support/http.js'
@@ -91,4 +92,29 @@ export function useReceiver(): { readonly current: Receiver } {
       return receiver
     },
   }
+}
+
+/**
+ * `count` events of type `a.b` and their deliveries to `endpointId`, all `status` (due at `now` when pending),
+ * written straight into the database, each event's delivery made after it as fan-out makes them: a backlog far
+ * larger than publishing through the API would build in a test's time.
+ */
+export async function insertBacklog(db: Kysely<DB>, accountId: string, endpointId: string, status: 'held' | 'pending', count: number, now: number): Promise<{ eventIds: string[]; deliveryIds: string[] }> {
+  const events = Array.from({ length: count }, (_, n) => ({ id: newId('evt', now), account_id: accountId, type: 'a.b', data: `{"n":${n}}`, created_at: now, fanned_out_at: now, idempotency_key: null }))
+  const deliveryIds = events.map(() => newId('dlv', now))
+  for (let start = 0; start < count; start += 250) {
+    const chunk = events.slice(start, start + 250)
+    await db.insertInto('events').values(chunk).execute()
+    await db
+      .insertInto('webhook_deliveries')
+      .values(chunk.map((event, i) => ({ id: deliveryIds[start + i]!, account_id: accountId, event_id: event.id, event_type: 'a.b', endpoint_id: endpointId, status, attempt_count: 0, next_attempt_at: status === 'pending' ? now : null, lease_token: null, leased_at: null, lease_expires_at: null, last_attempt_at: null, last_response_status: null, last_error: null, finished_at: null, created_at: now })))
+      .execute()
+  }
+  return { eventIds: events.map((event) => event.id), deliveryIds }
+}
+
+/** How many of the endpoint's deliveries have each status. */
+export async function deliveryStatuses(db: Kysely<DB>, endpointId: string): Promise<Partial<Record<DeliveryStatus, number>>> {
+  const rows = await db.selectFrom('webhook_deliveries').select(['status']).select((eb) => eb.fn.countAll<number>().as('n')).where('endpoint_id', '=', endpointId).groupBy('status').execute()
+  return Object.fromEntries(rows.map((row) => [row.status, Number(row.n)]))
 }
