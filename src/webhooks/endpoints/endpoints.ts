@@ -123,7 +123,7 @@ export class Endpoints {
         await this.outbox.record(tx, accountId, 'webhook.endpoint.updated', toView(next), now)
       }
       // Disabling and enabling report the change to the caches themselves.
-      if (status === 'disabled' && row.status === 'active') return toView(await this.disable(tx, next, 'manual', now))
+      if (status === 'disabled' && row.status === 'active') return toView(await this.#disable(tx, next, 'manual', now))
       if (status === 'active' && row.status === 'disabled') return toView(await this.#enable(tx, next, now))
       await this.store.changed(tx, accountId, endpointId)
       return toView(next)
@@ -187,15 +187,19 @@ export class Endpoints {
   }
 
   /**
-   * Disables an endpoint (by hand, or by a worker when it failed too long or answered 410): its waiting
-   * deliveries become `held`, and so will the deliveries of new events, until it is enabled again.
+   * Disables an endpoint for a worker, when it failed too long or answered 410: its waiting deliveries become
+   * `held`, and so will the deliveries of new events, until it is enabled again. The worker has read the row with
+   * no lock of the kind a status change takes.
    */
   async disable(tx: Tx, row: WebhookEndpointsTable, reason: EndpointDisabledReason, now: number): Promise<WebhookEndpointsTable> {
+    await this.#lockForStatusChange(tx, row.id)
+    return this.#disable(tx, row, reason, now)
+  }
+
+  /** Disables an endpoint whose row `tx` holds FOR UPDATE (see #lockForStatusChange). */
+  async #disable(tx: Tx, row: WebhookEndpointsTable, reason: EndpointDisabledReason, now: number): Promise<WebhookEndpointsTable> {
     const changes = { status: 'disabled', disabled_reason: reason, disabled_at: now, updated_at: now } as const
     const next: WebhookEndpointsTable = { ...row, ...changes }
-    // The worker, which disables endpoints too, has read the row with no such lock. (From update(), which has, this
-    // takes it a second time: one primary-key read.)
-    await this.#lockForStatusChange(tx, row.id)
     await tx.db.updateTable('webhook_endpoints').set(changes).where('id', '=', row.id).execute()
     await this.sweeps.start(tx, row.account_id, row.id, 'hold', now)
     await this.outbox.record(tx, row.account_id, 'webhook.endpoint.disabled', toView(next), now)
