@@ -704,7 +704,7 @@ function sqliteDatabase(file) {
     async reader(accountId) {
       const db = new SQLite(file, { readonly: true })
       const count = db.prepare('select count(*) as n from webhook_deliveries where account_id = ? and endpoint_id = ? and status = ?')
-      const sweeping = db.prepare(SWEEPING_SQL.replace('$1', '?'))
+      const sweeping = db.prepare(SWEEPING_SQL.replaceAll(/\$\d/g, '?'))
       return {
         count: async (endpointId, status) => count.get(accountId, endpointId, status).n,
         sweeping: async (endpointId) => sweeping.get(endpointId) !== undefined,

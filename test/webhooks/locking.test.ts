@@ -127,7 +127,11 @@ forEachDialect((dialect) => {
       expect(receiver.current.messageIds).toEqual([first.body.id])
     })
 
-    it('decides whether a failed attempt waits as held', async () => {
+    /**
+     * A new event's delivery whose first attempt fails (500) after `change` has been made to its endpoint's row while
+     * the attempt was in flight; answers the delivery once that attempt is recorded.
+     */
+    async function failedAttemptAfter(change: (db: Kysely<DB>, endpointId: string) => Promise<unknown>): Promise<Delivery> {
       const account = await createAccount(h.current)
       const api = await webhookApi(account, h.current.clock)
       const endpoint = await subscribedEndpoint(api, receiver.current.url, ['a.*'])
@@ -135,37 +139,26 @@ forEachDialect((dialect) => {
       receiver.current.respond = () => ({ status: 500, until: new Promise<void>((resolve) => (answer = resolve)) })
       const published = await api.post<{ id: string }>('/webhooks/events', { type: 'a.b', data: {} })
       await eventually(() => receiver.current.requests.length === 1)
-
-      // Disabled while the attempt is in flight, by a process whose news has not come yet.
-      await h.current.herald.database.db.updateTable('webhook_endpoints').set({ status: 'disabled', disabled_reason: 'manual' }).where('id', '=', endpoint.id).execute()
+      await change(h.current.herald.database.db, endpoint.id)
       answer()
-
       const [delivery] = await eventually(async () => {
         const found = await deliveriesOf(api, published.body.id)
         return found[0]?.attempt_count === 1 && found
       })
-      expect([delivery!.status, delivery!.last_response_status, delivery!.next_attempt_at]).toEqual(['held', 500, null])
+      return delivery!
+    }
+
+    it('decides whether a failed attempt waits as held', async () => {
+      // Disabled while the attempt is in flight, by a process whose news has not come yet.
+      const delivery = await failedAttemptAfter((db, endpointId) => db.updateTable('webhook_endpoints').set({ status: 'disabled', disabled_reason: 'manual' }).where('id', '=', endpointId).execute())
+      expect([delivery.status, delivery.last_response_status, delivery.next_attempt_at]).toEqual(['held', 500, null])
     })
 
     it('cancels a failed attempt whose endpoint was deleted while it was in flight', async () => {
-      const account = await createAccount(h.current)
-      const api = await webhookApi(account, h.current.clock)
-      const endpoint = await subscribedEndpoint(api, receiver.current.url, ['a.*'])
-      let answer!: () => void
-      receiver.current.respond = () => ({ status: 500, until: new Promise<void>((resolve) => (answer = resolve)) })
-      const published = await api.post<{ id: string }>('/webhooks/events', { type: 'a.b', data: {} })
-      await eventually(() => receiver.current.requests.length === 1)
-
       // Deleted by a delete that had cancelled what was in flight before this delivery was leased, by a claim that
       // read the endpoint just before. The delete's sweep may already be past it: held, it would wait for ever.
-      await h.current.herald.database.db.deleteFrom('webhook_endpoints').where('id', '=', endpoint.id).execute()
-      answer()
-
-      const [delivery] = await eventually(async () => {
-        const found = await deliveriesOf(api, published.body.id)
-        return found[0]?.attempt_count === 1 && found
-      })
-      expect([delivery!.status, delivery!.last_response_status, delivery!.next_attempt_at]).toEqual(['cancelled', 500, null])
+      const delivery = await failedAttemptAfter((db, endpointId) => db.deleteFrom('webhook_endpoints').where('id', '=', endpointId).execute())
+      expect([delivery.status, delivery.last_response_status, delivery.next_attempt_at]).toEqual(['cancelled', 500, null])
     })
   })
 

@@ -49,6 +49,15 @@ export interface DeliveryFilter {
  */
 export const ON_UNSUCCEEDED_INDEX = sql<SqlBool>`status <> 'succeeded'`
 
+/**
+ * The ids of an endpoint's deliveries in `status`, in id order, on the index of its deliveries that did not succeed:
+ * a job that takes them in batches, each going on from the last id the one before took, reads what it takes and not
+ * the endpoint's whole history.
+ */
+export function endpointDeliveriesIn(db: Kysely<DB>, accountId: string, endpointId: string, status: Exclude<DeliveryStatus, 'succeeded'>) {
+  return db.selectFrom('webhook_deliveries').select('id').where('account_id', '=', accountId).where('endpoint_id', '=', endpointId).where('status', '=', status).where(ON_UNSUCCEEDED_INDEX).orderBy('id')
+}
+
 /** A delivery waiting for its endpoint to be enabled: due at no time. */
 export const HOLDING = { status: 'held', next_attempt_at: null } as const
 

@@ -5,7 +5,7 @@ import { idBoundary, looksLikeId, newId } from '../../platform/ids.js'
 import type { DialectFeatures } from '../../platform/storage/database.js'
 import type { DB, WebhookJobsTable } from '../../platform/storage/schema.js'
 import { transaction } from '../../platform/storage/transaction.js'
-import { ON_UNSUCCEEDED_INDEX } from './deliveries.js'
+import { endpointDeliveriesIn } from './deliveries.js'
 import { endpointStatusForWrites, requeue } from './requeue.js'
 import type { WakeSignal } from './wake.js'
 
@@ -68,17 +68,8 @@ export class RecoveryJobs {
       let failed: string[] = []
       if (endpointStatus !== undefined) {
         const from = job.position ?? idBoundary('dlv', job.since)
-        // On the index of the endpoint's deliveries that did not succeed: a batch reads the failed ones, not the
-        // endpoint's whole history.
-        const rows = await tx.db
-          .selectFrom('webhook_deliveries')
-          .select('id')
-          .where('account_id', '=', job.account_id)
-          .where('endpoint_id', '=', job.endpoint_id)
-          .where('status', '=', 'failed')
-          .where(ON_UNSUCCEEDED_INDEX)
+        const rows = await endpointDeliveriesIn(tx.db, job.account_id, job.endpoint_id, 'failed')
           .where('id', job.position === null ? '>=' : '>', from)
-          .orderBy('id')
           .limit(batch)
           .execute()
         failed = rows.map((row) => row.id)

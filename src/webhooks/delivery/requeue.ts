@@ -8,9 +8,8 @@ import type { WakeSignal } from './wake.js'
  * status sweep, or undefined when it is gone. On PostgreSQL the row is locked FOR KEY SHARE until the transaction
  * ends, as new deliveries' endpoints are (see insertDeliveries), because the status decides what the deliveries
  * become: disabling, enabling or deleting the endpoint waits for the write to commit, and then sees its deliveries
- * (and holds, releases or cancels them).
- * Read without the lock, a retry racing a delete left a pending delivery of an endpoint that no longer existed,
- * which no worker would ever claim.
+ * (and holds, releases or cancels them). Read without the lock, a retry racing a delete left a pending delivery of
+ * an endpoint that no longer existed, which no worker would ever claim.
  */
 export async function endpointStatusForWrites(tx: Tx, features: DialectFeatures, endpointId: string): Promise<EndpointStatus | undefined> {
   let query = tx.db.selectFrom('webhook_endpoints').select('status').where('id', '=', endpointId)

@@ -3,7 +3,8 @@ import type { Tx } from '../../platform/storage/transaction.js'
 
 /**
  * What there is to do: deliveries became due, events wait in the outbox for fan-out (the outbox sends this one),
- * or a recovery job was queued. A worker does only the steps a signal names; its fallback poll does them all.
+ * or a recovery job or an endpoint's status sweep was queued. A worker does only the steps a signal names; its
+ * fallback poll does them all.
  */
 export type WorkKind = 'deliveries' | 'events' | 'jobs'
 

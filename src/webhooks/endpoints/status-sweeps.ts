@@ -4,14 +4,14 @@ import { newId } from '../../platform/ids.js'
 import type { DialectFeatures } from '../../platform/storage/database.js'
 import type { DB, EndpointStatus, SweepKind, WebhookDeliveriesTable, WebhookSweepsTable } from '../../platform/storage/schema.js'
 import { type Tx, transaction } from '../../platform/storage/transaction.js'
-import { cancellation, HOLDING, ON_UNSUCCEEDED_INDEX } from '../delivery/deliveries.js'
+import { cancellation, endpointDeliveriesIn, HOLDING } from '../delivery/deliveries.js'
 import { endpointStatusForWrites } from '../delivery/requeue.js'
 import type { WakeSignal } from '../delivery/wake.js'
 
 interface SweepRule {
   /** The endpoint's status the sweep belongs to (undefined: the endpoint is gone); once it has another, it ends. */
   endpointStatus: EndpointStatus | undefined
-  /** The statuses it changes, each swept on its own in the index of the endpoint's unsucceeded deliveries. */
+  /** The statuses it changes, each swept on its own (see endpointDeliveriesIn). */
   from: ReadonlyArray<WebhookSweepsTable['from_status']>
   /** Deliveries a worker holds right now are left alone: each completes first, and sees the endpoint's status. */
   skipsLeased: boolean
@@ -50,14 +50,16 @@ export class StatusSweeps {
 
   /** The first batch, in `tx`, the status change's transaction, which holds the endpoint's row or deleted it. */
   async start(tx: Tx, accountId: string, endpointId: string, kind: SweepKind, now: number): Promise<void> {
+    let recorded = false
     for (const from of RULES[kind].from) {
       const sweep: Sweep = { account_id: accountId, endpoint_id: endpointId, kind, from_status: from, position: null }
       const position = await this.#changeBatch(tx, sweep, now)
       if (position === undefined) continue
       // A new row each time, even beside an unfinished sweep of the same kind: its worker may hold that one locked.
       await tx.db.insertInto('webhook_sweeps').values({ ...sweep, id: newId('swp', now), position }).execute()
-      await this.wake.send(tx, 'jobs')
+      recorded = true
     }
+    if (recorded) await this.wake.send(tx, 'jobs')
   }
 
   /** One batch of the oldest sweep; answers false when there was none to work on. */
@@ -82,15 +84,7 @@ export class StatusSweeps {
    */
   async #changeBatch(tx: Tx, sweep: Sweep, now: number): Promise<string | undefined> {
     const { changes, skipsLeased } = RULES[sweep.kind]
-    let query = tx.db
-      .selectFrom('webhook_deliveries')
-      .select('id')
-      .where('account_id', '=', sweep.account_id)
-      .where('endpoint_id', '=', sweep.endpoint_id)
-      .where('status', '=', sweep.from_status)
-      .where(ON_UNSUCCEEDED_INDEX)
-      .orderBy('id')
-      .limit(this.batch)
+    let query = endpointDeliveriesIn(tx.db, sweep.account_id, sweep.endpoint_id, sweep.from_status).limit(this.batch)
     if (sweep.position !== null) query = query.where('id', '>', sweep.position)
     if (skipsLeased) query = query.where('lease_token', 'is', null)
     const ids = (await query.execute()).map((row) => row.id)
