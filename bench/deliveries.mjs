@@ -17,10 +17,11 @@
 //               until the workers' sweep has cancelled the last of them (the latency phase waits for it)
 //   latency     publishes at a steady 1,000 events/s to an active endpoint; publish-to-receive time of each
 //               event (send of the publish here to arrival of its webhook-id at the receiver, one clock)
-//   floors      undici straight to the receiver (bench/peers/http-floor.mjs, the same body shape and concurrency
-//               as the worker, from Herald's core, Herald idle), in rounds with the drain's; bare batched writes
-//               of the drain's rows (claim and completion, 500 per batch) and bare single-row publish
-//               transactions, with better-sqlite3 and pg on the same database, from this process
+//   floors      undici straight to the receiver (bench/peers/http-floor.mjs, the same body shape as the worker's,
+//               with as many requests in flight as makes it fastest, from Herald's core, Herald idle), in rounds
+//               with the drain's; bare batched writes of the drain's rows (claim and completion, 500 per batch)
+//               and bare single-row publish transactions, with better-sqlite3 and pg on the same database, from
+//               this process
 //
 // Before each measured phase the database checkpoints (CHECKPOINT; SQLite's passive wal_checkpoint), so that no
 // phase pays for writing back what an earlier one logged.
@@ -60,7 +61,13 @@ const POSTGRES_ADMIN_URL = process.env.HERALD_BENCH_POSTGRES_URL ?? 'postgres://
 const START_TIMEOUT_MS = 20_000
 const QUIET_WAIT_MS = 3000
 /** Per endpoint and per worker (the worker's default concurrency): neither cap is what limits the drain. */
-const MAX_IN_FLIGHT = 256
+const MAX_IN_FLIGHT = 512
+/**
+ * The undici floor's requests in flight: fewer than Herald's, because undici is fastest here at 256. In four
+ * interleaved pairs of 4-second runs it measured 34,311–35,246 req/s at 256 and 26,130–31,032 at 512: measured at
+ * Herald's own window, the floor would be lower and the drain's ratio to it higher.
+ */
+const FLOOR_IN_FLIGHT = 256
 const PUBLISH_CONNECTIONS = 50
 const PRELOAD_CONNECTIONS = 32
 const LATENCY_RATE = 1000
@@ -188,7 +195,7 @@ async function runDialect({ dialect, database, receiverOrigin, plan, work, profi
       console.log(`round ${round}: pre-load of ${plan.events} events (endpoint disabled) in ${preload.seconds.toFixed(1)} s, ${preload.rps.toFixed(0)}/s with ${PRELOAD_CONNECTIONS} in flight`)
       await settle(database)
       const floor = await httpFloor(receiverOrigin, plan.httpFloorS)
-      console.log(`  floor, undici → receiver: ${floor.rps.toFixed(0)} req/s (${MAX_IN_FLIGHT} in flight, from core ${SERVER_CORE}, Herald idle)`)
+      console.log(`  floor, undici → receiver: ${floor.rps.toFixed(0)} req/s (${FLOOR_IN_FLIGHT} in flight, from core ${SERVER_CORE}, Herald idle)`)
       await settle(database)
       const drained = await drain({ api, reader, database, receiverOrigin, endpointId: drainEndpoint, n: plan.events, herald, timeoutS: plan.drainTimeoutS })
       rounds.push({ drain: drained, floor, ratio: drained.rate / floor.rps })
@@ -489,7 +496,7 @@ async function control(origin, method, pathname) {
 async function httpFloor(receiverOrigin, seconds) {
   const proc = startNode('http-floor', [path.join(ROOT, 'bench', 'peers', 'http-floor.mjs')], {
     core: SERVER_CORE,
-    env: { TARGET: `${receiverOrigin}/hook`, CONNECTIONS: String(MAX_IN_FLIGHT), SECONDS: String(seconds), WARMUP_SECONDS: '1' },
+    env: { TARGET: `${receiverOrigin}/hook`, CONNECTIONS: String(FLOOR_IN_FLIGHT), SECONDS: String(seconds), WARMUP_SECONDS: '1' },
   })
   try {
     const result = await proc.firstJsonLine((seconds + 30) * 1000)
@@ -990,7 +997,7 @@ function printTable(results, plan) {
   for (const row of rows) console.log(`  ${format(row)}`)
   console.log(
     `  per CPU-s: deliveries or publishes per CPU-second of the Herald process (less disturbed by other load than /s). drain: the enable's answer (the N deliveries due) → all N succeeded, ` +
-      `counted in the database. floors: undici with ${MAX_IN_FLIGHT} in flight from Herald's core; bare better-sqlite3 / pg statements from the bench ` +
+      `counted in the database. floors: undici with ${FLOOR_IN_FLIGHT} in flight from Herald's core; bare better-sqlite3 / pg statements from the bench ` +
       `process (${FLOOR_BATCH} rows per batch; publish txs: one event + one delivery row each, ${PG_POOL} connections on PostgreSQL)`,
   )
   const measured = [...results].filter(([, r]) => !r.skipped && r.drainRounds.length > 1)

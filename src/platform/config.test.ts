@@ -113,6 +113,14 @@ describe('loadConfig', () => {
     expect(problemsOf({ LOG_LEVEL: 'loud' })).toEqual([expect.stringMatching(/LOG_LEVEL.*loud/)])
   })
 
+  it('keeps the delivery worker settings within their ranges', () => {
+    expect(loadConfig({})).toMatchObject({ webhookTimeoutMs: 15_000, webhookConcurrency: 512 })
+    expect(loadConfig({ HERALD_WEBHOOK_TIMEOUT_MS: '1000', HERALD_WEBHOOK_CONCURRENCY: '1' })).toMatchObject({ webhookTimeoutMs: 1000, webhookConcurrency: 1 })
+    expect(loadConfig({ HERALD_WEBHOOK_TIMEOUT_MS: '60000', HERALD_WEBHOOK_CONCURRENCY: '4096' })).toMatchObject({ webhookTimeoutMs: 60_000, webhookConcurrency: 4096 })
+    for (const value of ['999', '60001', 'abc']) expect(problemsOf({ HERALD_WEBHOOK_TIMEOUT_MS: value }), value).toEqual([expect.stringMatching(/HERALD_WEBHOOK_TIMEOUT_MS/)])
+    for (const value of ['0', '4097', '2.5']) expect(problemsOf({ HERALD_WEBHOOK_CONCURRENCY: value }), value).toEqual([expect.stringMatching(/HERALD_WEBHOOK_CONCURRENCY/)])
+  })
+
   it('reports every bad value at once, one line each', () => {
     const env = {
       PORT: 'abc',

@@ -26,6 +26,8 @@ export interface Config {
   allowHttpOutbound: boolean
   /** `HERALD_WEBHOOK_TIMEOUT_MS`: the whole of one delivery attempt, connection to response. */
   webhookTimeoutMs: number
+  /** `HERALD_WEBHOOK_CONCURRENCY`: attempts one process's delivery worker has in flight at once, over all endpoints. */
+  webhookConcurrency: number
 }
 
 export class ConfigError extends Error {
@@ -36,6 +38,9 @@ export class ConfigError extends Error {
 }
 
 const PORT_RANGE = { default: 8080, minimum: 0, maximum: 65535 }
+
+/** Each attempt in flight holds a connection, and each endpoint's `max_in_flight` caps its own share. */
+const WEBHOOK_CONCURRENCY = { default: 512, minimum: 1, maximum: 4096 }
 
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 export const DEFAULT_SQLITE_FILE = path.join('data', 'herald.db')
@@ -89,6 +94,7 @@ export function loadConfig(env: Env = process.env): Config {
 
   const allowHttpOutbound = parseBoolean('HERALD_WEBHOOK_ALLOW_HTTP', env.HERALD_WEBHOOK_ALLOW_HTTP, problems)
   const webhookTimeoutMs = parseInteger('HERALD_WEBHOOK_TIMEOUT_MS', env.HERALD_WEBHOOK_TIMEOUT_MS, { default: 15_000, minimum: 1000, maximum: 60_000 }, problems)
+  const webhookConcurrency = parseInteger('HERALD_WEBHOOK_CONCURRENCY', env.HERALD_WEBHOOK_CONCURRENCY, WEBHOOK_CONCURRENCY, problems)
 
   if (problems.length > 0) throw new ConfigError(problems)
   return {
@@ -104,6 +110,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookAllowedCidrs,
     allowHttpOutbound,
     webhookTimeoutMs,
+    webhookConcurrency,
   }
 }
 

@@ -56,7 +56,7 @@ export function openWebhooks({ config, database, box, clock, log, notifications,
   const wake = new WakeSignal(notifications)
   // DESIGN: a lease outlasts the attempt's timeout and the flush that records it, with room to spare.
   const leaseMs = 2 * config.webhookTimeoutMs + 10 * DEFAULT_WORKER_OPTIONS.flushIntervalMs
-  const workerOptions = { ...DEFAULT_WORKER_OPTIONS, leaseMs }
+  const workerOptions = { ...DEFAULT_WORKER_OPTIONS, leaseMs, concurrency: config.webhookConcurrency }
   const store = new EndpointStore(db, box, invalidation)
   // Batches of a status sweep are as large as the worker's other batches, with which they take turns.
   const sweeps = new StatusSweeps(db, features, clock, wake, workerOptions.batch)

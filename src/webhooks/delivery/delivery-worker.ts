@@ -23,7 +23,8 @@ export interface WorkerOptions {
   idlePollMs: number
 }
 
-export const DEFAULT_WORKER_OPTIONS: WorkerOptions = { concurrency: 256, batch: 500, leaseMs: 60_000, flushIntervalMs: 10, idlePollMs: 5000 }
+/** Everything but what the configuration decides (see openWebhooks). */
+export const DEFAULT_WORKER_OPTIONS: Omit<WorkerOptions, 'concurrency' | 'leaseMs'> = { batch: 500, flushIntervalMs: 10, idlePollMs: 5000 }
 
 /** Completions written per flush at most; more wait for the next one. */
 const FLUSH_BATCH = 1000
@@ -74,7 +75,7 @@ export class DeliveryWorker {
     private readonly clock: Clock,
     private readonly log: FastifyBaseLogger,
     wake: WakeSignal,
-    private readonly options: WorkerOptions = DEFAULT_WORKER_OPTIONS,
+    private readonly options: WorkerOptions,
   ) {
     wake.on((kind) => this.wake(kind, COALESCE_MS))
   }
