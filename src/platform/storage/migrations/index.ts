@@ -7,6 +7,7 @@ import * as heldDeliveries from './0005-held-deliveries.js'
 import * as listingIndexes from './0006-listing-indexes.js'
 import * as bytewiseKeys from './0007-bytewise-keys.js'
 import * as statusSweeps from './0008-status-sweeps.js'
+import * as leaseRoom from './0009-lease-room.js'
 
 /** Every migration, in order. Names sort lexically; never rename or edit one that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -18,4 +19,5 @@ export const migrations: Record<string, Migration> = {
   '0006-listing-indexes': listingIndexes,
   '0007-bytewise-keys': bytewiseKeys,
   '0008-status-sweeps': statusSweeps,
+  '0009-lease-room': leaseRoom,
 }
