@@ -60,7 +60,10 @@ import {
 const POSTGRES_ADMIN_URL = process.env.HERALD_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const START_TIMEOUT_MS = 20_000
 const QUIET_WAIT_MS = 3000
-/** Per endpoint and per worker (the worker's default concurrency): neither cap is what limits the drain. */
+/**
+ * The drain endpoint's max_in_flight: the window of the worker, whose HERALD_WEBHOOK_CONCURRENCY the bench leaves at
+ * its default (512), so that neither cap is the tighter one.
+ */
 const MAX_IN_FLIGHT = 512
 /**
  * The undici floor's requests in flight: fewer than Herald's, because undici is fastest here at 256. In four
