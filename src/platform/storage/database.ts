@@ -28,7 +28,7 @@ export interface DialectFeatures {
    */
   concurrentTransactions: number
   /** How a JSON array of objects bound as one parameter is read as rows (see jsonRows). */
-  jsonRows: 'jsonb_to_recordset' | 'json_each'
+  jsonRows: 'json_to_recordset' | 'json_each'
   /**
    * Data-modifying statements in WITH: related writes can be one statement, which commits on its own in one round
    * trip instead of a transaction's several (publishing, see publish-statement.ts; leasing a claim's deliveries and
@@ -117,7 +117,7 @@ function openPostgres(connectionString: string): Database {
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) })
   return {
     db,
-    features: { name: 'postgres', notify: true, rowLocks: true, concurrentTransactions: 2, jsonRows: 'jsonb_to_recordset', writableCtes: true, lateralJoins: true, rowAddress: 'ctid' },
+    features: { name: 'postgres', notify: true, rowLocks: true, concurrentTransactions: 2, jsonRows: 'json_to_recordset', writableCtes: true, lateralJoins: true, rowAddress: 'ctid' },
     postgres: poolConfig,
     close: () => db.destroy(),
   }
