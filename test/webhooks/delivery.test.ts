@@ -265,6 +265,26 @@ forEachDialect((dialect) => {
         await capped.close()
       }
     })
+
+    describe('in a worker of HERALD_WEBHOOK_CONCURRENCY=2', () => {
+      const narrow = useHerald(dialect, { env: { ...LOCAL_DELIVERY.env, HERALD_WEBHOOK_CONCURRENCY: '2' } })
+
+      it('has no more attempts open at once than that, over all endpoints', async () => {
+        const account = await createAccount(narrow.current)
+        const api = await webhookApi(account, narrow.current.clock)
+        // One receiver behind two endpoints, each allowed more than the worker: only the worker's window limits.
+        const shared = await Receiver.start(() => ({ status: 200, delayMs: 30 }))
+        try {
+          await subscribedEndpoint(api, `${shared.url}/one`, ['wide.*'], { max_in_flight: 10 })
+          await subscribedEndpoint(api, `${shared.url}/two`, ['wide.*'], { max_in_flight: 10 })
+          for (let n = 0; n < 20; n++) expect((await api.post('/webhooks/events', { type: 'wide.tick', data: { n } })).status).toBe(201)
+          await eventually(() => shared.requests.length === 40, 10_000, 'every delivery')
+          expect(shared.maxConcurrent).toBe(2)
+        } finally {
+          await shared.close()
+        }
+      })
+    })
   })
 
   describe('a lost lease', () => {
