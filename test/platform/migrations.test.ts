@@ -74,6 +74,32 @@ forEachDialect((dialect) => {
       })
     })
 
+    it('deletes the attempts of an account that is deleted, with its deliveries', async () => {
+      await onLatestSchema(async (db) => {
+        const account = async (id: string) => {
+          await sql`insert into accounts (id, name, status, admin_client_id, created_at, updated_at) values (${id}, ${id}, 'active', ${`cli_${id}`}, 1, 1)`.execute(db)
+          await sql`insert into webhook_deliveries (id, account_id, event_id, event_type, endpoint_id, status, attempt_count, created_at)
+            values (${`dlv_${id}`}, ${id}, 'evt_1', 'order.paid', 'ep_1', 'succeeded', 1, 1)`.execute(db)
+          await sql`insert into webhook_attempts (delivery_id, number, account_id, started_at, response_status) values (${`dlv_${id}`}, 1, ${id}, 1, 204)`.execute(db)
+        }
+        await account('acct_gone')
+        await account('acct_kept')
+
+        await sql`delete from accounts where id = 'acct_gone'`.execute(db)
+
+        expect(await db.selectFrom('webhook_deliveries').select('id').execute()).toEqual([{ id: 'dlv_acct_kept' }])
+        expect(await db.selectFrom('webhook_attempts').select('delivery_id').execute()).toEqual([{ delivery_id: 'dlv_acct_kept' }])
+      })
+    })
+
+    it.runIf(dialect === 'postgres')('writes an attempt without a foreign-key check of its account, which its delivery has', async () => {
+      await onLatestSchema(async (db) => {
+        const { rows } = await sql<{ conname: string }>`
+          select conname from pg_constraint where conrelid = cast('webhook_attempts' as regclass) and contype = 'f'`.execute(db)
+        expect(rows).toEqual([])
+      })
+    })
+
     it.runIf(dialect === 'postgres')('leaves half of each new page of deliveries free, for the HOT updates of its leases', async () => {
       await onLatestSchema(async (db) => {
         const { rows } = await sql<{ reloptions: string[] | null }>`

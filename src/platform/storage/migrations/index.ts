@@ -8,6 +8,7 @@ import * as listingIndexes from './0006-listing-indexes.js'
 import * as bytewiseKeys from './0007-bytewise-keys.js'
 import * as statusSweeps from './0008-status-sweeps.js'
 import * as leaseRoom from './0009-lease-room.js'
+import * as attemptsWithoutCheck from './0010-attempts-without-check.js'
 
 /** Every migration, in order. Names sort lexically; never rename or edit one that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -20,4 +21,5 @@ export const migrations: Record<string, Migration> = {
   '0007-bytewise-keys': bytewiseKeys,
   '0008-status-sweeps': statusSweeps,
   '0009-lease-room': leaseRoom,
+  '0010-attempts-without-check': attemptsWithoutCheck,
 }
