@@ -1,6 +1,8 @@
 import { type Kysely, type RawBuilder, sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
 import type { DB } from '../../src/platform/storage/schema.js'
+import { Outbox } from '../../src/platform/events/outbox.js'
+import { DeliveryQueue } from '../../src/webhooks/delivery/delivery-queue.js'
 import { DEFAULT_WORKER_OPTIONS } from '../../src/webhooks/delivery/delivery-worker.js'
 import { WebhookRetention } from '../../src/webhooks/retention.js'
 import { forEachDialect, useHerald } from '../support/herald.js'
@@ -464,6 +466,38 @@ forEachDialect((dialect) => {
       expect(delivery.body.data.map((d) => d.status)).toEqual(['held'])
       expect(h.current.logs.filter((line) => line.includes('pass failed'))).toEqual([])
       expect(receiver.current.messageIds).toEqual([later.body.id])
+    })
+  })
+
+  describe('a claim on PostgreSQL, run by the test', () => {
+    const h = useHerald(dialect, { ...LOCAL_DELIVERY, worker: false })
+    const receiver = useReceiver()
+
+    it('leases nothing of an endpoint disabled after it looked at the endpoints, whose sweep has not reached its deliveries', async () => {
+      const account = await createAccount(h.current)
+      const api = await webhookApi(account, h.current.clock)
+      const endpoint = await subscribedEndpoint(api, receiver.current.url, ['a.*'])
+      const { herald } = h.current
+      const db = herald.database.db
+      await insertBacklog(db, account.id, endpoint.id, 'pending', 10, herald.clock.now())
+      const queue = new DeliveryQueue(db, herald.database.features, herald.clock, herald.settings, herald.webhooks.endpoints, new Outbox(herald.notifications))
+
+      // The claim reads the endpoints (active) and then waits to count its leases; meanwhile a disable commits, whose
+      // sweep would hold the deliveries later. (Without asking again whether the endpoint is active, the claim leased
+      // all 10 of the disabled endpoint's deliveries, for the worker to send.)
+      const holder = await LockHolder.take(db, sql`lock table webhook_leases in share mode`)
+      let claimed
+      try {
+        claimed = queue.claim(DEFAULT_WORKER_OPTIONS.batch, 60_000, new Map())
+        await lockWaiters(db, 1)
+        await db.updateTable('webhook_endpoints').set({ status: 'disabled', disabled_reason: 'manual', disabled_at: herald.clock.now() }).where('id', '=', endpoint.id).execute()
+      } finally {
+        await holder.commit()
+      }
+
+      expect((await claimed).deliveries).toEqual([])
+      expect(await deliveryStatuses(db, endpoint.id)).toEqual({ pending: 10 })
+      expect(await db.selectFrom('webhook_deliveries').select('id').where('endpoint_id', '=', endpoint.id).where('lease_token', 'is not', null).execute()).toEqual([])
     })
   })
 
