@@ -2,11 +2,13 @@ import { type Kysely, PostgresAdapter, sql } from 'kysely'
 
 /**
  * On PostgreSQL, a recorded attempt no longer checks its account's row. The foreign key from `webhook_attempts` to
- * `accounts` ran a query through SPI for every attempt written, to find an account that its delivery's own foreign key
- * already guarantees: an attempt is written only for a delivery that exists, in the statement that updates it. That
- * check was 5.7% of PostgreSQL's CPU in the drain benchmark (a `perf` profile). What the key gave besides, the removal of
- * an account's attempts with the account, a trigger on `accounts` now does, so deleting an account by hand still
- * leaves nothing of it behind. SQLite checks a key with one lookup in the same process, and keeps it.
+ * `accounts` ran a query through SPI for every attempt written, to find the account that Herald copies onto the
+ * attempt from its delivery's row, whose own foreign key refers to it. That check was 5.7% of PostgreSQL's CPU in the
+ * drain benchmark (a `perf` profile; docs/delivery-performance.md). What the key gave besides, the removal of an
+ * account's attempts with the account, a trigger on `accounts` now does, so deleting an account by hand still leaves
+ * nothing of it behind. It fires after the foreign keys' own cascades (triggers fire in the order of their names, and
+ * those are `RI_ConstraintTrigger_…`), so its delete also sees the attempts of a completion that a cascade waited for.
+ * SQLite checks a key with one lookup in the same process, and keeps it.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return
