@@ -4,7 +4,7 @@ import type { Page } from '../../src/platform/pagination.js'
 import { forEachDialect, startHerald, type TestHerald, useHerald } from '../support/herald.js'
 import { call, createAccount, managementToken } from '../support/http.js'
 import { eventually, type ReceivedRequest } from '../support/receiver.js'
-import { type Delivery, type Endpoint, LOCAL_DELIVERY, subscribedEndpoint, type WebhookApi, useReceiver, webhookApi } from './support.js'
+import { type Delivery, type Endpoint, insertBacklog, LOCAL_DELIVERY, subscribedEndpoint, type WebhookApi, useReceiver, webhookApi } from './support.js'
 
 /**
  * The webhook management API's behaviour beyond delivery itself: idempotent publishing, secret rotation, recovery
@@ -666,6 +666,32 @@ forEachDialect((dialect) => {
         // Ends the held attempt, so that the holder's worker stops without waiting for it.
         await receiver.current.close()
         await holder?.close()
+        await reader.close()
+      }
+    })
+    it('leaves out of the queue the pending deliveries of an endpoint disabled, whose sweep has not reached them', async () => {
+      // An instance without a worker, on a database of its own: nothing claims or sweeps, and the gauges count this
+      // test's deliveries alone. The endpoint is disabled in the database, as a disable leaves the deliveries beyond
+      // its first batch for the sweep.
+      const reader = await startHerald(dialect, { ...LOCAL_DELIVERY, worker: false })
+      try {
+        const gauges = async () => {
+          const { text } = await metricsText(reader)
+          return { due: sample(text, 'herald_webhook_queue_due'), oldestSeconds: sample(text, 'herald_webhook_oldest_due_age_seconds'), pending: sample(text, 'herald_webhook_deliveries{status="pending"}') }
+        }
+        const account = await createAccount(reader)
+        const api = await webhookApi(account, reader.clock)
+        const active = await subscribedEndpoint(api, receiver.current.url, ['gauge.*'])
+        const disabled = await subscribedEndpoint(api, receiver.current.url, ['gauge.*'])
+        const db = reader.herald.database.db
+        await insertBacklog(db, account.id, disabled.id, 'pending', 5, reader.clock.now())
+        reader.clock.advance(10_000)
+        await insertBacklog(db, account.id, active.id, 'pending', 3, reader.clock.now())
+        await db.updateTable('webhook_endpoints').set({ status: 'disabled', disabled_reason: 'manual', disabled_at: reader.clock.now() }).where('id', '=', disabled.id).execute()
+        reader.clock.advance(2_000)
+
+        expect(await gauges()).toEqual({ due: 3, oldestSeconds: 2, pending: 8 })
+      } finally {
         await reader.close()
       }
     })
