@@ -1,10 +1,10 @@
-import { type Kysely, type RawBuilder, type SqlBool, sql } from 'kysely'
+import type { Kysely } from 'kysely'
 import { Counter, Gauge, Histogram, Registry } from 'prom-client'
 import type { Clock } from '../platform/clock.js'
 import { TtlCache } from '../platform/cache/ttl-cache.js'
 import type { DB } from '../platform/storage/schema.js'
 import type { AttemptOutcome } from './delivery/delivery-queue.js'
-import { claimable, DUE_SINCE } from './delivery/leases.js'
+import { DUE_SINCE, queued } from './delivery/leases.js'
 
 /** A scrape reuses counts of waiting and due deliveries this fresh: a backlog can be millions of index entries. */
 const COUNT_MAX_AGE_MS = 15_000
@@ -14,15 +14,6 @@ const COUNT_MAX_AGE_MS = 15_000
  * row kept for retention, at each scrape of each process.
  */
 const WAITING_STATUSES = ['pending', 'held'] as const
-
-/**
- * Due deliveries as a claim sees them: claimable, and to an active endpoint. The pending deliveries of an endpoint
- * that was disabled or deleted wait, for a few seconds, until its status sweep holds or cancels them; no claim takes
- * them, so they are not the queue's.
- */
-function queued(now: number): RawBuilder<SqlBool> {
-  return sql<SqlBool>`${claimable('webhook_deliveries', now)} and exists (select 1 from webhook_endpoints as e where e.id = webhook_deliveries.endpoint_id and e.status = 'active')`
-}
 
 /**
  * The webhook area's Prometheus metrics. Counters and histograms are this process's; the queue gauges are read
@@ -41,7 +32,7 @@ export class WebhookMetrics {
     const deliveries = () => db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll<number>().as('n'))
     const count = async (key: string, query: ReturnType<typeof deliveries>) => (await counts.get(key, async () => Number((await query.executeTakeFirst())?.n ?? 0))) ?? 0
     const statusCounts = () => Promise.all(WAITING_STATUSES.map(async (status) => ({ status, count: await count(status, deliveries().where('status', '=', status)) })))
-    const dueCount = () => count('due', deliveries().where(queued(clock.now())))
+    const dueCount = () => count('due', deliveries().where(queued('webhook_deliveries', clock.now())))
     new Gauge({
       name: 'herald_webhook_deliveries',
       help: 'Deliveries waiting, by status (pending, held), across every process',
@@ -69,12 +60,12 @@ export class WebhookMetrics {
         const now = clock.now()
         // A delivery has been due since its next_attempt_at or later (the end of a lost lease), so none that became
         // due after the first one's due-since time can have waited longer: only the index up to that time is read.
-        const first = await db.selectFrom('webhook_deliveries').select(DUE_SINCE.as('due')).where(queued(now)).orderBy('next_attempt_at').limit(1).executeTakeFirst()
+        const first = await db.selectFrom('webhook_deliveries').select(DUE_SINCE.as('due')).where(queued('webhook_deliveries', now)).orderBy('next_attempt_at').limit(1).executeTakeFirst()
         if (!first) return this.set(0)
         const row = await db
           .selectFrom('webhook_deliveries')
           .select((eb) => eb.fn.min(DUE_SINCE).as('due'))
-          .where(queued(now))
+          .where(queued('webhook_deliveries', now))
           .where('next_attempt_at', '<=', first.due)
           .executeTakeFirst()
         const due = row?.due ?? first.due

@@ -669,6 +669,7 @@ forEachDialect((dialect) => {
         await reader.close()
       }
     })
+
     it('leaves out of the queue the pending deliveries of an endpoint disabled, whose sweep has not reached them', async () => {
       // An instance without a worker, on a database of its own: nothing claims or sweeps, and the gauges count this
       // test's deliveries alone. The endpoint is disabled in the database, as a disable leaves the deliveries beyond

@@ -469,16 +469,20 @@ forEachDialect((dialect) => {
     })
   })
 
-  describe('a claim on PostgreSQL, run by the test', () => {
+  describe('a claim and a status sweep on PostgreSQL, run by the test (no worker)', () => {
     const h = useHerald(dialect, { ...LOCAL_DELIVERY, worker: false })
     const receiver = useReceiver()
 
-    it('leases nothing of an endpoint disabled after it looked at the endpoints, whose sweep has not reached its deliveries', async () => {
+    /** An endpoint of a new account, subscribed to `a.*`. */
+    async function newEndpoint() {
       const account = await createAccount(h.current)
       const api = await webhookApi(account, h.current.clock)
       const endpoint = await subscribedEndpoint(api, receiver.current.url, ['a.*'])
-      const { herald } = h.current
-      const db = herald.database.db
+      return { account, api, endpoint, herald: h.current.herald, db: h.current.herald.database.db }
+    }
+
+    it('a claim leases nothing of an endpoint disabled after it looked at the endpoints, whose sweep has not reached its deliveries', async () => {
+      const { account, endpoint, herald, db } = await newEndpoint()
       await insertBacklog(db, account.id, endpoint.id, 'pending', 10, herald.clock.now())
       const queue = new DeliveryQueue(db, herald.database.features, herald.clock, herald.settings, herald.webhooks.endpoints, new Outbox(herald.notifications))
 
@@ -499,21 +503,12 @@ forEachDialect((dialect) => {
       expect(await deliveryStatuses(db, endpoint.id)).toEqual({ pending: 10 })
       expect(await db.selectFrom('webhook_deliveries').select('id').where('endpoint_id', '=', endpoint.id).where('lease_token', 'is not', null).execute()).toEqual([])
     })
-  })
 
-  describe('a status sweep on PostgreSQL', () => {
-    // No worker: the test runs the sweep's batch itself.
-    const h = useHerald(dialect, { ...LOCAL_DELIVERY, worker: false })
-    const receiver = useReceiver()
-
-    it('waits for a disable in progress, then ends without releasing anything', async () => {
-      const account = await createAccount(h.current)
-      const api = await webhookApi(account, h.current.clock)
-      const endpoint = await subscribedEndpoint(api, receiver.current.url, ['a.*'])
-      const db = h.current.herald.database.db
+    it('a status sweep waits for a disable in progress, then ends without releasing anything', async () => {
+      const { account, api, endpoint, herald, db } = await newEndpoint()
       const batch = DEFAULT_WORKER_OPTIONS.batch
       expect((await api.patch(`/webhooks/endpoints/${endpoint.id}`, { status: 'disabled' })).status).toBe(200)
-      await insertBacklog(db, account.id, endpoint.id, 'held', batch + 100, h.current.clock.now())
+      await insertBacklog(db, account.id, endpoint.id, 'held', batch + 100, herald.clock.now())
       expect((await api.patch(`/webhooks/endpoints/${endpoint.id}`, { status: 'active' })).status).toBe(200)
       expect(await deliveryStatuses(db, endpoint.id)).toEqual({ pending: batch, held: 100 })
 
@@ -524,7 +519,7 @@ forEachDialect((dialect) => {
       let swept
       try {
         await holder.run(sql`update webhook_endpoints set status = 'disabled', disabled_reason = 'manual' where id = ${endpoint.id}`)
-        swept = h.current.herald.webhooks.sweeps.runBatch()
+        swept = herald.webhooks.sweeps.runBatch()
         await lockWaiters(db, 1)
         await holder.run(sql`update webhook_deliveries set status = 'held', next_attempt_at = null where endpoint_id = ${endpoint.id} and status = 'pending'`)
       } finally {

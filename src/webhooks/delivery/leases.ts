@@ -25,6 +25,16 @@ export function claimable(table: 'd' | 'webhook_deliveries', now: number): RawBu
   return sql<SqlBool>`${column('status')} = 'pending' and ${column('next_attempt_at')} <= ${now} and ${notLeased(table, now)}`
 }
 
+/**
+ * The claimable rows of `table` that are the queue's: those to an active endpoint, as a claim asks endpoint by
+ * endpoint. A disabled or deleted endpoint's pending deliveries wait, for the seconds its status sweep takes, to be
+ * held or cancelled, and no claim takes them. A suspended account's stay: they wait for the account, as long as it
+ * takes, and the queue shows them.
+ */
+export function queued(table: 'd' | 'webhook_deliveries', now: number): RawBuilder<SqlBool> {
+  return sql<SqlBool>`${claimable(table, now)} and exists (select 1 from webhook_endpoints as e where e.id = ${sql.ref(`${table}.endpoint_id`)} and e.status = 'active')`
+}
+
 /** Since when a claimable delivery has been due: its due time, or the end of the lease it lost, which is later. */
 export const DUE_SINCE = sql<number>`coalesce(lease_expires_at, next_attempt_at)`
 
