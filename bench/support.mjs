@@ -245,7 +245,8 @@ function clockTicksPerSecond() {
  * One autocannon run, bounded by `seconds`. Throws if any response was not 2xx or any connection failed:
  * a figure made of error responses would be meaningless.
  */
-export async function load({ label, url, headers, body, connections, seconds, pid }) {
+/** `requests` (autocannon's, e.g. with a `setupRequest` per request) replaces the fixed `headers` and `body`. */
+export async function load({ label, url, headers, body, requests, connections, seconds, pid }) {
   const cpuBefore = pid && cpuSeconds(pid)
   const selfBefore = cpuSeconds(process.pid)
   const coresBefore = coreTicks()
@@ -255,6 +256,7 @@ export async function load({ label, url, headers, body, connections, seconds, pi
     method: 'POST',
     headers,
     body,
+    requests,
     connections,
     pipelining: 1,
     duration: seconds,

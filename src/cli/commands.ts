@@ -57,7 +57,8 @@ export const keyCommands: Record<string, Command> = {
     await herald.accounts.get(accountId)
     const settings = await herald.settings.read(herald.database.db, accountId)
     if (!settings) throw new UsageError(`account ${accountId} has no settings`)
-    const keys = await transaction(herald.database.db, (tx) => herald.keys.rotate(tx, accountId, longestSignedTokenLifetime(settings)))
+    const fresh = await herald.keys.generate()
+    const keys = await transaction(herald.database.db, (tx) => herald.keys.rotate(tx, accountId, longestSignedTokenLifetime(settings), fresh))
     printJsonOr(args, out, { data: keys }, () => keys.map((key) => `New ${key.alg} key ${key.kid}: published now, signs from ${key.signs_from}`))
   },
 }

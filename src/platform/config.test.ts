@@ -121,6 +121,13 @@ describe('loadConfig', () => {
     for (const value of ['0', '4097', '2.5']) expect(problemsOf({ HERALD_WEBHOOK_CONCURRENCY: value }), value).toEqual([expect.stringMatching(/HERALD_WEBHOOK_CONCURRENCY/)])
   })
 
+  it('bounds every cache by HERALD_CACHE_SIZE, 10,000 entries unless set', () => {
+    expect(loadConfig({}).cacheSize).toBe(10_000)
+    expect(loadConfig({ HERALD_CACHE_SIZE: '100' }).cacheSize).toBe(100)
+    expect(loadConfig({ HERALD_CACHE_SIZE: '1000000' }).cacheSize).toBe(1_000_000)
+    for (const value of ['99', '1000001', '1e4', 'many']) expect(problemsOf({ HERALD_CACHE_SIZE: value }), value).toEqual([expect.stringMatching(/HERALD_CACHE_SIZE/)])
+  })
+
   it('reports every bad value at once, one line each', () => {
     const env = {
       PORT: 'abc',

@@ -28,6 +28,8 @@ export interface Config {
   webhookTimeoutMs: number
   /** `HERALD_WEBHOOK_CONCURRENCY`: attempts one process's delivery worker has in flight at once, over all endpoints. */
   webhookConcurrency: number
+  /** `HERALD_CACHE_SIZE`: entries each in-process cache keeps (accounts, clients, settings, key sets, …), least recently used first out. */
+  cacheSize: number
 }
 
 export class ConfigError extends Error {
@@ -41,6 +43,12 @@ const PORT_RANGE = { default: 8080, minimum: 0, maximum: 65535 }
 
 /** Each attempt in flight holds a connection, and each endpoint's `max_in_flight` caps its own share. */
 const WEBHOOK_CONCURRENCY = { default: 512, minimum: 1, maximum: 4096 }
+
+/**
+ * Each cache holds one entry per account (per client for clients): the default keeps 10,000 active accounts warm in
+ * every cache, within about 100 MB (README, Configuration).
+ */
+const CACHE_SIZE = { default: 10_000, minimum: 100, maximum: 1_000_000 }
 
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 export const DEFAULT_SQLITE_FILE = path.join('data', 'herald.db')
@@ -95,6 +103,7 @@ export function loadConfig(env: Env = process.env): Config {
   const allowHttpOutbound = parseBoolean('HERALD_WEBHOOK_ALLOW_HTTP', env.HERALD_WEBHOOK_ALLOW_HTTP, problems)
   const webhookTimeoutMs = parseInteger('HERALD_WEBHOOK_TIMEOUT_MS', env.HERALD_WEBHOOK_TIMEOUT_MS, { default: 15_000, minimum: 1000, maximum: 60_000 }, problems)
   const webhookConcurrency = parseInteger('HERALD_WEBHOOK_CONCURRENCY', env.HERALD_WEBHOOK_CONCURRENCY, WEBHOOK_CONCURRENCY, problems)
+  const cacheSize = parseInteger('HERALD_CACHE_SIZE', env.HERALD_CACHE_SIZE, CACHE_SIZE, problems)
 
   if (problems.length > 0) throw new ConfigError(problems)
   return {
@@ -111,6 +120,7 @@ export function loadConfig(env: Env = process.env): Config {
     allowHttpOutbound,
     webhookTimeoutMs,
     webhookConcurrency,
+    cacheSize,
   }
 }
 

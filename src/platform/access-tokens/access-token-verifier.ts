@@ -1,4 +1,5 @@
 import { errors as joseErrors, jwtVerify, type JWTPayload } from 'jose'
+import { LRUCache } from 'lru-cache'
 import type { Awaitable } from '../cache/awaitable.js'
 import type { Clock } from '../clock.js'
 import type { KeyStore } from '../keys/key-store.js'
@@ -66,14 +67,18 @@ export class AccessTokenVerifier<C extends TokenClient> {
    * the rest of a request; what can change is re-checked on every use: expiry, and that the signing key is still
    * published (an emergency key revocation takes effect at once). Client and revocation checks always run.
    */
-  readonly #verified = new Map<string, { claims: AccessTokenClaims; kid: string; alg: string }>()
+  readonly #verified: LRUCache<string, { claims: AccessTokenClaims; kid: string; alg: string }>
 
   constructor(
     private readonly keys: KeyStore,
     private readonly clients: TokenClientLookup<C>,
     private readonly revocations: RevocationLookup,
     private readonly clock: Clock,
-  ) {}
+    /** Verified tokens remembered at most (`HERALD_CACHE_SIZE`), the least recently used forgotten first. */
+    maxVerified: number,
+  ) {
+    this.#verified = new LRUCache({ max: maxVerified })
+  }
 
   async verify(accountId: string, token: string, options: VerifyOptions): Promise<Verification<C>> {
     const now = this.clock.now()
@@ -116,7 +121,6 @@ export class AccessTokenVerifier<C extends TokenClient> {
       )
       const claims = asClaims(payload)
       if (!claims) return 'malformed'
-      if (this.#verified.size >= VERIFIED_CACHE_SIZE) this.#verified.clear()
       this.#verified.set(cacheKey, { claims, kid: protectedHeader.kid ?? '', alg: protectedHeader.alg })
       return claims
     } catch (error) {
@@ -129,9 +133,6 @@ export class AccessTokenVerifier<C extends TokenClient> {
     }
   }
 }
-
-/** Verified tokens remembered at most; past this the memory starts over. */
-const VERIFIED_CACHE_SIZE = 10_000
 
 function inactive(reason: InactiveReason): { active: false; reason: InactiveReason } {
   return { active: false, reason }

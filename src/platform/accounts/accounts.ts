@@ -69,16 +69,18 @@ export class Accounts {
 
   /**
    * Makes an account and everything it needs to work, in one transaction: its settings, signing keys, the
-   * OIDC scopes and a management client allowed every reserved scope, whose secret is returned only here.
+   * OIDC scopes and a management client allowed every reserved scope, whose secret is returned only here. The keys
+   * are generated first, off the event loop, so the transaction holds the database only for its writes.
    */
   async create(name: string): Promise<{ account: AccountView; admin_client: AdminCredentials }> {
+    const keys = await this.keys.generate()
     return transaction(this.db, async (tx) => {
       const now = this.clock.now()
       const id = newId('acct', now)
       // The admin client's id is known only after provisioning; the row is completed in the same transaction.
       await tx.db.insertInto('accounts').values({ id, name, status: 'active', admin_client_id: '', created_at: now, updated_at: now }).execute()
       await this.settings.insertDefaults(tx, id)
-      await this.keys.createInitialKeys(tx, id)
+      await this.keys.createInitialKeys(tx, id, keys)
       const admin = await this.provisioning.provision(tx, id)
       await tx.db.updateTable('accounts').set({ admin_client_id: admin.client_id }).where('id', '=', id).execute()
       const account = await this.#read(tx.db, id)

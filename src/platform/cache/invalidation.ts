@@ -24,6 +24,8 @@ export class CacheInvalidation {
     private readonly clock: Clock,
     /** The staleness bound of every cache made here, for changes no notification reports. */
     private readonly ttlMs: number,
+    /** The most entries each cache made here keeps (`HERALD_CACHE_SIZE`). */
+    private readonly maxEntries: number,
   ) {
     notifications.on('herald_cache', (payload) => {
       const separator = payload.indexOf(':')
@@ -39,7 +41,7 @@ export class CacheInvalidation {
    * `keyOf` maps a changed row's key to the cache's own, for caches that hold a group of rows per key.
    */
   cache<V>(topic: CacheTopic, keyOf: (changed: string) => string = (changed) => changed): TtlCache<V> {
-    const cache = new TtlCache<V>(this.ttlMs, this.clock)
+    const cache = new TtlCache<V>(this.ttlMs, this.clock, this.maxEntries)
     this.#listeners.push((changedTopic, key) => changedTopic === topic && cache.delete(keyOf(key)))
     this.#flushListeners.push(() => cache.clear())
     return cache

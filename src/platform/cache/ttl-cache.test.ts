@@ -137,4 +137,25 @@ describe('TtlCache', () => {
     cache.clear()
     expect(await cache.get('a', async () => 'new')).toBe('new')
   })
+
+  it('keeps at most its bound of entries, forgetting the least recently used first', async () => {
+    const cache = new TtlCache<string>(5000, manualClock(), 2)
+    await cache.get('a', async () => 'a1')
+    await cache.get('b', async () => 'b1')
+    expect(cache.get('a', async () => 'a2')).toBe('a1')
+    await cache.get('c', async () => 'c1')
+    expect(cache.size).toBe(2)
+    expect(cache.get('a', async () => 'a2')).toBe('a1')
+    expect(await cache.get('b', async () => 'b2')).toBe('b2')
+  })
+
+  it('sweeps out expired entries nobody asks for again, at the next load', async () => {
+    const clock = manualClock()
+    const cache = new TtlCache<string>(5000, clock)
+    for (const key of ['a', 'b', 'c']) await cache.get(key, async () => key)
+    expect(cache.size).toBe(3)
+    clock.advance(5000)
+    await cache.get('d', async () => 'd')
+    expect(cache.size).toBe(1)
+  })
 })

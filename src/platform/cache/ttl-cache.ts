@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache'
 import type { Clock } from '../clock.js'
 import type { Awaitable } from './awaitable.js'
 
@@ -15,24 +16,33 @@ export type Loader<V> = () => Promise<V | undefined>
  */
 const REFRESH_AHEAD_SHARE = 0.8
 
+/** Entries a cache keeps when its owner names no bound (`HERALD_CACHE_SIZE` sets the bound of Herald's caches). */
+export const DEFAULT_MAX_ENTRIES = 10_000
+
 /**
- * A read-through cache with a time-to-live backstop. A value is cached only when the loader finds one: a miss is
- * never cached, so a row created elsewhere is seen at once. Concurrent loads of one key share a single query, and
- * a load that raced an invalidation is not stored, so an invalidation can't be undone by a slow read. No value is
- * served once the time-to-live has passed since its read began.
+ * A read-through cache with a time-to-live backstop and a bound on its size: past `maxEntries`, the least recently
+ * used entry goes, and expired entries are swept out once per time-to-live, so memory follows the keys in use, not
+ * every key ever seen. A value is cached only when the loader finds one: a miss is never cached, so a row created
+ * elsewhere is seen at once. Concurrent loads of one key share a single query, and a load that raced an
+ * invalidation is not stored, so an invalidation can't be undone by a slow read. No value is served once the
+ * time-to-live has passed since its read began.
  */
 export class TtlCache<V> {
-  readonly #entries = new Map<string, Entry<V>>()
+  readonly #entries: LRUCache<string, Entry<V>>
   readonly #loading = new Map<string, Promise<V | undefined>>()
   /** Bumped by every invalidation; a load stores its result only if the generation is unchanged. */
   #generation = 0
   readonly #refreshAfterMs: number
+  #sweptAt: number
 
   constructor(
     private readonly ttlMs: number,
     private readonly clock: Clock,
+    maxEntries = DEFAULT_MAX_ENTRIES,
   ) {
     this.#refreshAfterMs = ttlMs * REFRESH_AHEAD_SHARE
+    this.#entries = new LRUCache({ max: maxEntries })
+    this.#sweptAt = clock.now()
   }
 
   /** The value, as it is while cached and fresh (no promise, see `andThen`), else the promise of its load. */
@@ -48,11 +58,17 @@ export class TtlCache<V> {
     return entry.value
   }
 
+  /** How many values are cached, fresh or not yet swept. */
+  get size(): number {
+    return this.#entries.size
+  }
+
   #load(key: string, load: Loader<V>): Promise<V | undefined> {
     const pending = this.#loading.get(key)
     if (pending) return pending
     const generation = this.#generation
     const readAt = this.clock.now()
+    this.#sweepExpired(readAt)
     const promise = load()
       .then((value) => {
         if (value === undefined) this.#entries.delete(key)
@@ -62,6 +78,15 @@ export class TtlCache<V> {
       .finally(() => this.#loading.delete(key))
     this.#loading.set(key, promise)
     return promise
+  }
+
+  /** At most once per time-to-live, on a load (never on a hit): drops every entry no `get` would serve any more. */
+  #sweepExpired(now: number): void {
+    if (now - this.#sweptAt < this.ttlMs) return
+    this.#sweptAt = now
+    const expired: string[] = []
+    for (const [key, entry] of this.#entries.entries()) if (now - entry.readAt >= this.ttlMs) expired.push(key)
+    for (const key of expired) this.#entries.delete(key)
   }
 
   delete(key: string): void {

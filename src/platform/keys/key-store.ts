@@ -1,5 +1,3 @@
-import type { KeyObject } from 'node:crypto'
-import type { JWK } from 'jose'
 import type { Kysely } from 'kysely'
 import { type Clock, optionalRfc3339, toRfc3339 } from '../clock.js'
 import type { Awaitable } from '../cache/awaitable.js'
@@ -11,18 +9,22 @@ import { notFound } from '../http/problems.js'
 import { looksLikeId, newId } from '../ids.js'
 import type { DB, SigningAlg, SigningKeysTable } from '../storage/schema.js'
 import type { Tx } from '../storage/transaction.js'
-import { generateSigningKey, importPrivateKey, importPublicKey, type JwtSigner } from './material.js'
+import { KeyMaterials, LoadedKey } from './key-material.js'
+import { type GeneratedKey, generateSigningKey } from './material.js'
 import { type KeyTimeline, planRotation, publishedKeysAt, signingKeyAt } from './policy.js'
+
+export { LoadedKey } from './key-material.js'
 
 /** Every account has one key line per algorithm: ES256 for access tokens by default, RS256 for ID tokens. */
 export const SIGNING_ALGS: readonly SigningAlg[] = ['ES256', 'RS256']
 
-export interface LoadedKey extends KeyTimeline, JwtSigner {
-  publicJwk: JWK
-  publicKey: KeyObject
+/** A key pair made before the transaction that stores it, so the transaction never waits for key generation. */
+export interface NewKey extends GeneratedKey {
+  kid: string
+  alg: SigningAlg
 }
 
-/** An account's usable keys, decrypted once per cache load; which one signs is decided by the clock. */
+/** An account's usable keys; which one signs is decided by the clock. */
 export class AccountKeys {
   constructor(readonly keys: readonly LoadedKey[]) {}
 
@@ -57,6 +59,7 @@ export interface KeyView {
  */
 export class KeyStore {
   readonly #cache: TtlCache<AccountKeys>
+  readonly #materials: KeyMaterials
 
   constructor(
     private readonly db: Kysely<DB>,
@@ -64,27 +67,41 @@ export class KeyStore {
     private readonly clock: Clock,
     private readonly invalidation: CacheInvalidation,
     private readonly outbox: Outbox,
+    /** `HERALD_CACHE_SIZE`: accounts whose key sets stay cached; each has a key per algorithm. */
+    cacheSize: number,
   ) {
     this.#cache = invalidation.cache('keys')
+    this.#materials = new KeyMaterials(cacheSize * SIGNING_ALGS.length, (row) => box.open(row.private_key, sealContext(row.account_id, row.id)))
   }
 
   keysOf(accountId: string): Awaitable<AccountKeys | undefined> {
     return this.#cache.get(accountId, () => this.#load(accountId))
   }
 
-  /** The first keys of a new account sign at once: nobody can have cached its JWKS yet. */
-  async createInitialKeys(tx: Tx, accountId: string): Promise<void> {
+  /** A new key pair for every algorithm, for `createInitialKeys` or `rotate`; generated outside any transaction. */
+  async generate(): Promise<NewKey[]> {
     const now = this.clock.now()
-    for (const alg of SIGNING_ALGS) await this.#insertKey(tx, accountId, alg, now, now)
+    return Promise.all(
+      SIGNING_ALGS.map(async (alg) => {
+        const kid = newId('key', now)
+        return { kid, alg, ...(await generateSigningKey(kid, alg)) }
+      }),
+    )
   }
 
-  /** Routine rotation of every algorithm's key; see `planRotation` for the timeline. Returns the new keys. */
-  async rotate(tx: Tx, accountId: string, longestTokenSeconds: number): Promise<KeyView[]> {
+  /** The first keys of a new account sign at once: nobody can have cached its JWKS yet. */
+  async createInitialKeys(tx: Tx, accountId: string, keys: readonly NewKey[]): Promise<void> {
+    const now = this.clock.now()
+    for (const key of keys) await this.#insertKey(tx, accountId, key, now, now)
+  }
+
+  /** Routine rotation of every algorithm's key, to `fresh`; see `planRotation` for the timeline. Returns the new keys. */
+  async rotate(tx: Tx, accountId: string, longestTokenSeconds: number, fresh: readonly NewKey[]): Promise<KeyView[]> {
     const now = this.clock.now()
     const current = (await this.#rows(tx.db, accountId)).map(toTimeline)
     const created: KeyView[] = []
-    for (const alg of SIGNING_ALGS) {
-      const plan = planRotation(current, alg, now, longestTokenSeconds)
+    for (const key of fresh) {
+      const plan = planRotation(current, key.alg, now, longestTokenSeconds)
       for (const retiring of plan.retiring) {
         await tx.db
           .updateTable('signing_keys')
@@ -93,7 +110,7 @@ export class KeyStore {
           .where('id', '=', retiring.kid)
           .execute()
       }
-      created.push(await this.#insertKey(tx, accountId, alg, now, plan.signsFrom))
+      created.push(await this.#insertKey(tx, accountId, key, now, plan.signsFrom))
     }
     await this.outbox.record(tx, accountId, 'oauth.key.rotated', { keys: created.map(publicKeyEventData) }, now)
     await this.invalidation.changed(tx, 'keys', accountId)
@@ -120,7 +137,9 @@ export class KeyStore {
       if (upcoming) {
         await tx.db.updateTable('signing_keys').set({ signs_from: now }).where('account_id', '=', accountId).where('id', '=', upcoming.kid).execute()
       } else {
-        await this.#insertKey(tx, accountId, row.alg, now, now)
+        // Rare (an emergency with no successor ready): the transaction waits for this one key's generation.
+        const kid = newId('key', now)
+        await this.#insertKey(tx, accountId, { kid, alg: row.alg, ...(await generateSigningKey(kid, row.alg)) }, now, now)
       }
     }
     const revoked = toView({ ...row, revoked_at: now }, now)
@@ -157,9 +176,7 @@ export class KeyStore {
     return (await this.#rows(this.db, accountId)).map((row) => toView(row, now))
   }
 
-  async #insertKey(tx: Tx, accountId: string, alg: SigningAlg, now: number, signsFrom: number): Promise<KeyView> {
-    const kid = newId('key', now)
-    const { publicJwk, privatePem } = generateSigningKey(kid, alg)
+  async #insertKey(tx: Tx, accountId: string, { kid, alg, publicJwk, privatePem }: NewKey, now: number, signsFrom: number): Promise<KeyView> {
     const row: SigningKeysTable = {
       id: kid,
       account_id: accountId,
@@ -180,23 +197,14 @@ export class KeyStore {
     return db.selectFrom('signing_keys').selectAll().where('account_id', '=', accountId).orderBy('signs_from').execute()
   }
 
+  /** The account's usable keys; the material of a key already opened is reused (see KeyMaterials). */
   async #load(accountId: string): Promise<AccountKeys | undefined> {
     const now = this.clock.now()
     const rows = (await this.#rows(this.db, accountId)).filter(
       (row) => row.revoked_at === null && (row.published_until === null || row.published_until > now),
     )
     if (rows.length === 0) return undefined
-    return new AccountKeys(
-      rows.map((row) => {
-        const publicJwk = JSON.parse(row.public_jwk) as JWK
-        return {
-          ...toTimeline(row),
-          publicJwk,
-          publicKey: importPublicKey(publicJwk),
-          privateKey: importPrivateKey(this.box.open(row.private_key, sealContext(accountId, row.id))),
-        }
-      }),
-    )
+    return new AccountKeys(rows.map((row) => new LoadedKey(toTimeline(row), this.#materials.of(row))))
   }
 }
 

@@ -5,9 +5,10 @@ import {
   type SignPrivateKeyInput,
   createPrivateKey,
   createPublicKey,
-  generateKeyPairSync,
+  generateKeyPair,
   sign,
 } from 'node:crypto'
+import { promisify } from 'node:util'
 import type { JWK } from 'jose'
 import type { SigningAlg } from '../storage/schema.js'
 
@@ -17,10 +18,15 @@ export interface GeneratedKey {
   privatePem: string
 }
 
-/** A new key pair: P-256 for ES256, 2048-bit RSA for RS256 (RFC 7518 §3.3's minimum). */
-export function generateSigningKey(kid: string, alg: SigningAlg): GeneratedKey {
+const generatePair = promisify(generateKeyPair)
+
+/**
+ * A new key pair: P-256 for ES256, 2048-bit RSA for RS256 (RFC 7518 §3.3's minimum). Generated off the event loop:
+ * an RSA key takes tens to hundreds of milliseconds of CPU, which would stall every other request of the process.
+ */
+export async function generateSigningKey(kid: string, alg: SigningAlg): Promise<GeneratedKey> {
   const { publicKey, privateKey } =
-    alg === 'ES256' ? generateKeyPairSync('ec', { namedCurve: 'P-256' }) : generateKeyPairSync('rsa', { modulusLength: 2048 })
+    alg === 'ES256' ? await generatePair('ec', { namedCurve: 'P-256' }) : await generatePair('rsa', { modulusLength: 2048 })
   const publicJwk: JWK = { ...publicKey.export({ format: 'jwk' }), kid, alg, use: 'sig' }
   return { publicJwk, privatePem: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString() }
 }

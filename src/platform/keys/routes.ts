@@ -69,7 +69,8 @@ export function keyRoutes(app: App, deps: KeyRouteDeps): void {
     },
     async (request) => {
       const longest = await longestTokenSeconds(request.account.id)
-      return { data: await transaction(deps.db, (tx) => deps.keys.rotate(tx, request.account.id, longest)) }
+      const fresh = await deps.keys.generate()
+      return { data: await transaction(deps.db, (tx) => deps.keys.rotate(tx, request.account.id, longest, fresh)) }
     },
   )
 

@@ -1,0 +1,290 @@
+// Many accounts: one Herald server with N accounts answers client_credentials and introspection with every request on
+// one account, then with requests spread uniformly over all N, in alternating rounds of the same run; the target is
+// ≥ 0.8× the one-account rate (DESIGN.md, Processes and scale). The server's RSS is read after every round. Then
+// another account's token latency at a fixed rate, idle and while accounts are created 8 at a time through the
+// operator API (real key generation in the server), against the goal of a p99 within 2× the idle one.
+//
+// The N accounts are made before the server starts, through Herald's own code in this process, on the same database:
+// with every account's RSA key generated for real that would take minutes, so here the RSA key pair is made once and
+// every account's RS256 key reuses it (each under its own kid, sealed for its own row). Nothing measured signs with it.
+//
+//   npm run bench -- accounts                                  10,000 accounts on SQLite and PostgreSQL
+//   npm run bench -- accounts --accounts 2000 --dialect sqlite --create 200
+import crypto, { randomBytes } from 'node:crypto'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { syncBuiltinESMExports } from 'node:module'
+import { cpus, tmpdir } from 'node:os'
+import path from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { promisify } from 'node:util'
+import autocannon from 'autocannon'
+import pg from 'pg'
+import { ROOT, formatMs, freePort, load, pinSelf, LOAD_CORE, startNode, waitForHttp } from './support.mjs'
+
+const POSTGRES_ADMIN_URL = process.env.HERALD_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+const SCOPE = 'herald:webhooks:read'
+const CONNECTIONS = 50
+const ROUND_SECONDS = 8
+const ROUNDS = 2
+const SEED_CONCURRENCY = 8
+const CREATE_CONCURRENCY = 8
+/** The fixed request rate of the latency phases: well below saturation, so the p99 shows stalls, not queueing. */
+const PROBE_RATE = 200
+const PROBE_SECONDS = 10
+const RSS_GOAL_MB = 250
+
+export const USAGE = `Usage: npm run bench -- accounts [--accounts N] [--create N] [--dialect sqlite|postgres]
+
+  --accounts N   accounts the spread rounds use (default 10000)
+  --create N     accounts created through the operator API in the latency phase (default 1000; 0 skips it)
+  --dialect D    one dialect only`
+
+export const TIME_LIMIT_MS = 25 * 60 * 1000
+
+export async function main(args) {
+  const options = { accounts: 10_000, create: 1000, dialects: ['sqlite', 'postgres'] }
+  for (let i = 0; i < args.length; i += 2) {
+    const [flag, value] = [args[i], args[i + 1]]
+    if (flag === '--accounts' && Number(value) >= 2) options.accounts = Number(value)
+    else if (flag === '--create' && Number(value) >= 0) options.create = Number(value)
+    else if (flag === '--dialect' && (value === 'sqlite' || value === 'postgres')) options.dialects = [value]
+    else {
+      console.error(`bad argument: ${flag} ${value ?? ''}\n\n${USAGE}`)
+      return 2
+    }
+  }
+  pinSelf(LOAD_CORE)
+  console.log(`node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}; ${options.accounts} accounts`)
+  const seeding = await seedingHerald()
+  const work = mkdtempSync(path.join(tmpdir(), 'herald-accounts-'))
+  let failed = false
+  try {
+    for (const dialect of options.dialects) failed = !(await runDialect(dialect, options, seeding, work)) || failed
+  } finally {
+    rmSync(work, { recursive: true, force: true })
+  }
+  return failed ? 1 : 0
+}
+
+async function runDialect(dialect, options, seeding, work) {
+  console.log(`\n== ${dialect}`)
+  const database = await createDatabase(dialect, work)
+  const env = serverEnv(database.url)
+  const started = Date.now()
+  const accounts = await seeding.seed(env, options.accounts)
+  console.log(`seeded ${accounts.length} accounts in ${((Date.now() - started) / 1000).toFixed(0)} s`)
+  const server = startNode('herald', [path.join(ROOT, 'dist', 'main.js'), 'serve'], { env })
+  try {
+    await waitForHttp(`${env.PUBLIC_URL}/healthz`, 30_000, server)
+    const withTokens = await issueTokens(env.PUBLIC_URL, accounts)
+    const rates = await spreadRounds(env.PUBLIC_URL, withTokens, server.pid)
+    const latency = options.create > 0 ? await creationLatency(env, withTokens[0], options.create, server.pid) : undefined
+    return report(dialect, options, rates, latency)
+  } finally {
+    await server.stop()
+    await database.drop()
+  }
+}
+
+/** Alternating rounds of each kind; RSS after each. */
+async function spreadRounds(origin, accounts, pid) {
+  const kinds = {
+    'tokens, one account': requests(origin, [accounts[0]], tokenRequest),
+    'tokens, spread': requests(origin, accounts, tokenRequest),
+    'introspection, one account': requests(origin, [accounts[0]], introspectionRequest),
+    'introspection, spread': requests(origin, accounts, introspectionRequest),
+  }
+  const rates = new Map(Object.keys(kinds).map((kind) => [kind, []]))
+  let rssMb = 0
+  for (let round = 1; round <= ROUNDS; round++) {
+    for (const [kind, spec] of Object.entries(kinds)) {
+      const result = await load({ label: `${kind} ${round}`, url: origin, ...spec, connections: CONNECTIONS, seconds: ROUND_SECONDS, pid })
+      const rss = rssOf(pid)
+      rssMb = Math.max(rssMb, rss)
+      rates.get(kind).push(result)
+      console.log(`  round ${round} ${kind.padEnd(28)} ${result.rps.toFixed(0).padStart(7)} req/s  p99 ${formatMs(result.p99)} ms  RSS ${rss.toFixed(0)} MB`)
+    }
+  }
+  return { rates, rssMb }
+}
+
+/** autocannon requests: each picks an account uniformly at random. */
+function requests(origin, accounts, build) {
+  return {
+    requests: [
+      {
+        method: 'POST',
+        setupRequest: (request) => ({ ...request, ...build(accounts[Math.floor(Math.random() * accounts.length)]) }),
+      },
+    ],
+  }
+}
+
+function tokenRequest(account) {
+  return { path: `${account.path}/oauth/tokens`, headers: account.headers, body: `grant_type=client_credentials&scope=${encodeURIComponent(SCOPE)}` }
+}
+
+function introspectionRequest(account) {
+  return { path: `${account.path}/oauth/introspect`, headers: account.headers, body: `token=${account.token}` }
+}
+
+/** One token per account, to introspect; this also makes every account warm before the first round. */
+async function issueTokens(origin, accounts) {
+  const issued = []
+  for (let i = 0; i < accounts.length; i += 50) {
+    issued.push(
+      ...(await Promise.all(
+        accounts.slice(i, i + 50).map(async (account) => {
+          const response = await fetch(`${origin}${tokenRequest(account).path}`, { method: 'POST', headers: account.headers, body: tokenRequest(account).body })
+          const body = await response.json()
+          if (response.status !== 200) throw new Error(`token for ${account.path}: ${response.status} ${JSON.stringify(body)}`)
+          return { ...account, token: body.access_token }
+        }),
+      )),
+    )
+  }
+  return issued
+}
+
+/** Another account's token p99 at a fixed rate, idle, then while `count` accounts are created 8 at a time. */
+async function creationLatency(env, probe, count, pid) {
+  const spec = { url: env.PUBLIC_URL, connections: 10, overallRate: PROBE_RATE, ...requests(env.PUBLIC_URL, [probe], tokenRequest) }
+  const idle = await fixedRate({ ...spec, duration: PROBE_SECONDS })
+  let stop = () => {}
+  const running = fixedRate({ ...spec, duration: 3600 }, (instance) => (stop = () => instance.stop()))
+  const started = Date.now()
+  let next = 0
+  await Promise.all(
+    Array.from({ length: CREATE_CONCURRENCY }, async () => {
+      while (next < count) {
+        next++
+        const response = await fetch(`${env.PUBLIC_URL}/accounts`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${env.HERALD_OPERATOR_TOKEN}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ name: 'created under load' }),
+        })
+        if (response.status !== 201) throw new Error(`account creation answered ${response.status}: ${await response.text()}`)
+      }
+    }),
+  )
+  const seconds = (Date.now() - started) / 1000
+  stop()
+  const during = await running
+  return { idle, during, created: count, seconds, rssMb: rssOf(pid) }
+}
+
+function fixedRate(options, onStart = () => {}) {
+  return new Promise((resolve, reject) => {
+    const instance = autocannon({ method: 'POST', pipelining: 1, timeout: 10, ...options }, (error, result) => {
+      if (error) return reject(error)
+      if (result.non2xx > 0 || result.errors > 0) return reject(new Error(`fixed-rate probe: ${result.non2xx} non-2xx, ${result.errors} errors`))
+      resolve({ rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, ok: result['2xx'] })
+    })
+    onStart(instance)
+  })
+}
+
+function report(dialect, options, { rates, rssMb }, latency) {
+  const mean = (results) => results.reduce((sum, r) => sum + r.rps, 0) / results.length
+  const rate = (kind) => mean(rates.get(kind))
+  const tokens = rate('tokens, spread') / rate('tokens, one account')
+  const introspection = rate('introspection, spread') / rate('introspection, one account')
+  const met = (ok) => (ok ? 'met' : 'MISSED')
+  console.log(`\n${dialect}, ${options.accounts} accounts (means of ${ROUNDS} rounds of ${ROUND_SECONDS} s, ${CONNECTIONS} connections):`)
+  for (const kind of rates.keys()) console.log(`  ${kind.padEnd(28)} ${rate(kind).toFixed(0).padStart(7)} req/s`)
+  console.log(`  tokens spread / one account:        ${tokens.toFixed(2)}×  (goal ≥ 0.80×: ${met(tokens >= 0.8)})`)
+  console.log(`  introspection spread / one account: ${introspection.toFixed(2)}×  (goal ≥ 0.80×: ${met(introspection >= 0.8)})`)
+  console.log(`  server RSS, highest after a round:  ${rssMb.toFixed(0)} MB  (goal < ${RSS_GOAL_MB} MB: ${met(rssMb < RSS_GOAL_MB)})`)
+  let ok = tokens >= 0.8 && introspection >= 0.8 && rssMb < RSS_GOAL_MB
+  if (latency) {
+    const ratio = latency.during.p99 / latency.idle.p99
+    console.log(
+      `  another account's token p99 at ${PROBE_RATE} req/s: idle ${formatMs(latency.idle.p99)} ms, while ${latency.created} accounts were created ` +
+        `${CREATE_CONCURRENCY} at a time (${latency.seconds.toFixed(0)} s, ${(latency.created / latency.seconds).toFixed(1)}/s) ${formatMs(latency.during.p99)} ms: ` +
+        `${ratio.toFixed(2)}×  (goal ≤ 2×: ${met(ratio <= 2)}); RSS after ${latency.rssMb.toFixed(0)} MB`,
+    )
+    ok = ok && ratio <= 2
+  }
+  return ok
+}
+
+function rssOf(pid) {
+  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
+  return match ? Number(match[1]) / 1024 : NaN
+}
+
+function serverEnv(databaseUrl) {
+  return {
+    HOST: '127.0.0.1',
+    DATABASE_URL: databaseUrl,
+    HERALD_SECRET_KEY: randomBytes(32).toString('base64'),
+    HERALD_OPERATOR_TOKEN: randomBytes(32).toString('base64url'),
+    LOG_LEVEL: 'silent',
+    NODE_ENV: '',
+  }
+}
+
+async function createDatabase(dialect, work) {
+  if (dialect === 'sqlite') {
+    const file = path.join(work, 'accounts.db')
+    return { url: `sqlite:${file}`, drop: async () => rmSync(file, { force: true }) }
+  }
+  const name = `herald_bench_accounts_${process.pid}`
+  const admin = async (text) => {
+    const client = new pg.Client({ connectionString: POSTGRES_ADMIN_URL })
+    await client.connect()
+    try {
+      await client.query(text)
+    } finally {
+      await client.end()
+    }
+  }
+  await admin(`drop database if exists ${name}`)
+  await admin(`create database ${name}`)
+  const url = new URL(POSTGRES_ADMIN_URL)
+  url.pathname = `/${name}`
+  return { url: url.toString(), drop: () => admin(`drop database if exists ${name} with (force)`) }
+}
+
+/**
+ * Herald's own modules in this process, with RSA key generation answered by one pair made here (see the top of
+ * this file); loaded after the patch so that their import of node:crypto sees it.
+ */
+async function seedingHerald() {
+  const pair = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 })
+  const real = crypto.generateKeyPair
+  const realAsync = promisify(real)
+  const once = (type, options, callback) => (type === 'rsa' ? process.nextTick(callback, null, pair.publicKey, pair.privateKey) : real(type, options, callback))
+  once[promisify.custom] = (type, options) => (type === 'rsa' ? Promise.resolve(pair) : realAsync(type, options))
+  crypto.generateKeyPair = once
+  syncBuiltinESMExports()
+  const dist = (file) => import(pathToFileURL(path.join(ROOT, 'dist', file)).href)
+  const [{ openHerald }, { loadConfig }, { createLogger }] = await Promise.all([dist('herald.js'), dist('platform/config.js'), dist('platform/logger.js')])
+  return {
+    async seed(env, count) {
+      const port = await freePort()
+      Object.assign(env, { PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}` })
+      const herald = await openHerald({ config: loadConfig(env), log: createLogger('silent') })
+      try {
+        const accounts = []
+        let next = 0
+        await Promise.all(
+          Array.from({ length: SEED_CONCURRENCY }, async () => {
+            while (next < count) {
+              next++
+              const { account, admin_client: admin } = await herald.accounts.create('bench')
+              const basic = Buffer.from(`${encodeURIComponent(admin.client_id)}:${encodeURIComponent(admin.client_secret)}`).toString('base64')
+              accounts.push({
+                path: new URL(account.issuer).pathname,
+                headers: { authorization: `Basic ${basic}`, 'content-type': 'application/x-www-form-urlencoded' },
+              })
+            }
+          }),
+        )
+        return accounts
+      } finally {
+        await herald.close()
+      }
+    },
+  }
+}

@@ -1,0 +1,103 @@
+import type { KeyObject } from 'node:crypto'
+import type { JWK } from 'jose'
+import { LRUCache } from 'lru-cache'
+import type { SigningAlg, SigningKeysTable } from '../storage/schema.js'
+import type { JwtSigner } from './material.js'
+import { importPrivateKey, importPublicKey } from './material.js'
+import type { KeyTimeline } from './policy.js'
+
+/**
+ * One key's material as its row stores it, opened once: the sealed private key is decrypted when the row is first
+ * read (so a key sealed for another row is refused there), and each half is imported into a `KeyObject` only when
+ * something first signs or verifies with it. An account's ID-token key is never imported while it signs only access
+ * tokens, and a verifier never imports a private key.
+ */
+class KeyMaterial {
+  #privatePem: string | undefined
+  #privateKey: KeyObject | undefined
+  #publicKey: KeyObject | undefined
+  #publicJwk: JWK | undefined
+
+  constructor(
+    /** The row's columns this material came from: a row whose columns differ is another key's material. */
+    readonly sealedPrivateKey: string,
+    readonly publicJwkText: string,
+    privatePem: string,
+  ) {
+    this.#privatePem = privatePem
+  }
+
+  get privateKey(): KeyObject {
+    if (this.#privateKey === undefined) {
+      this.#privateKey = importPrivateKey(this.#privatePem ?? '')
+      this.#privatePem = undefined
+    }
+    return this.#privateKey
+  }
+
+  get publicJwk(): JWK {
+    return (this.#publicJwk ??= JSON.parse(this.publicJwkText) as JWK)
+  }
+
+  get publicKey(): KeyObject {
+    return (this.#publicKey ??= importPublicKey(this.publicJwk))
+  }
+}
+
+/** A key as the token endpoint signs with it and verifiers check with it: its timeline now, its material once. */
+export class LoadedKey implements KeyTimeline, JwtSigner {
+  readonly kid: string
+  readonly alg: SigningAlg
+  readonly signsFrom: number
+  readonly retiresAt: number | null
+  readonly publishedUntil: number | null
+  readonly revokedAt: number | null
+
+  constructor(
+    timeline: KeyTimeline,
+    readonly material: KeyMaterial,
+  ) {
+    ;({ kid: this.kid, alg: this.alg, signsFrom: this.signsFrom, retiresAt: this.retiresAt, publishedUntil: this.publishedUntil, revokedAt: this.revokedAt } = timeline)
+  }
+
+  get privateKey(): KeyObject {
+    return this.material.privateKey
+  }
+
+  get publicKey(): KeyObject {
+    return this.material.publicKey
+  }
+
+  get publicJwk(): JWK {
+    return this.material.publicJwk
+  }
+}
+
+/**
+ * Opened key material by key id, shared by every reload of every account's key set: a reload that finds a row as it
+ * was reuses its material, so the cache's time-to-live costs a query, never a decryption or an import. A key's
+ * material never changes once written; a row whose sealed columns differ all the same is opened afresh.
+ */
+export class KeyMaterials {
+  readonly #byKid: LRUCache<string, KeyMaterial>
+
+  constructor(
+    maxEntries: number,
+    /** Decrypts a row's sealed private key to PEM, checking that it was sealed for this row. */
+    private readonly open: (row: Pick<SigningKeysTable, 'account_id' | 'id' | 'private_key'>) => string,
+  ) {
+    this.#byKid = new LRUCache({ max: maxEntries })
+  }
+
+  of(row: Pick<SigningKeysTable, 'account_id' | 'id' | 'private_key' | 'public_jwk'>): KeyMaterial {
+    const known = this.#byKid.get(row.id)
+    if (known && known.sealedPrivateKey === row.private_key && known.publicJwkText === row.public_jwk) return known
+    const material = new KeyMaterial(row.private_key, row.public_jwk, this.open(row))
+    this.#byKid.set(row.id, material)
+    return material
+  }
+
+  get size(): number {
+    return this.#byKid.size
+  }
+}
