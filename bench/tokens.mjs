@@ -304,11 +304,12 @@ async function countQueries(work) {
   }
 
   const dist = (file) => import(pathToFileURL(path.join(ROOT, 'dist', file)).href)
-  const [{ openHerald, CACHE_TTL_MS }, { buildServer }, { loadConfig }, { createLogger }] = await Promise.all([
+  const [{ openHerald, CACHE_TTL_MS }, { buildServer }, { loadConfig }, { createLogger }, { REFRESH_AHEAD_SHARE }] = await Promise.all([
     dist('herald.js'),
     dist('server.js'),
     dist('platform/config.js'),
     dist('platform/logger.js'),
+    dist('platform/cache/ttl-cache.js'),
   ])
   const port = await freePort()
   const env = heraldEnv(work, port, 'in-process')
@@ -337,9 +338,10 @@ async function countQueries(work) {
 
     const queries = total(statements)
     const tokens = result.ok
-    // What the caches' time-to-live explains: each cache entry (account, client, settings, keys) reloads at
-    // most once per lifetime, plus one at either edge of the window.
-    const reloadsPerEntry = Math.ceil(windowMs / CACHE_TTL_MS) + 1
+    // What the caches' time-to-live explains: each cache entry (account, client, settings, keys) in use reloads in
+    // the background once the refresh-ahead share of its lifetime has passed, plus one at either edge of the window.
+    const refreshMs = CACHE_TTL_MS * REFRESH_AHEAD_SHARE
+    const reloadsPerEntry = Math.ceil(windowMs / refreshMs) + 1
     const perRequest = [...statements].filter(([, count]) => count > reloadsPerEntry)
     console.log(`\ndatabase queries per issued token (Herald in-process, SQLite, ${(windowMs / 1000).toFixed(1)} s, ${COUNT_CONNECTIONS} connections):`)
     console.log(`  counter check: GET /readyz counted ${probed} statement(s)`)
@@ -353,7 +355,7 @@ async function countQueries(work) {
     console.log(
       queries === 0
         ? '  on the request path: 0 per token'
-        : `  on the request path: 0 per token — every statement above is a cache reload after its ${CACHE_TTL_MS / 1000} s TTL backstop (at most ${reloadsPerEntry} per cached row in this window), not per request`,
+        : `  on the request path: 0 per token — every statement above is a cache reload, ${refreshMs / 1000} s into its ${CACHE_TTL_MS / 1000} s TTL backstop (at most ${reloadsPerEntry} per cached row in this window), not per request`,
     )
   } finally {
     counting = false

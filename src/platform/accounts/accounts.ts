@@ -55,7 +55,7 @@ export class Accounts {
     private readonly provisioning: AccountProvisioning,
     private readonly publicUrl: string,
   ) {
-    this.#cache = invalidation.cache('account')
+    this.#cache = invalidation.cache('account', { batch: (ids) => this.#readMany(ids) })
   }
 
   issuerOf(accountId: string): string {
@@ -64,7 +64,8 @@ export class Accounts {
 
   /** The account if it exists and is enabled, from the cache; what every route under an account's base uses. */
   findActive(accountId: string): Awaitable<Account | undefined> {
-    return andThen(this.#cache.get(accountId, () => this.#read(this.db, accountId)), (account) => (account?.status === 'active' ? account : undefined))
+    if (!looksLikeId('acct', accountId)) return undefined
+    return andThen(this.#cache.get(accountId), (account) => (account?.status === 'active' ? account : undefined))
   }
 
   /**
@@ -137,6 +138,11 @@ export class Accounts {
       created_at: toRfc3339(account.createdAt),
       updated_at: toRfc3339(account.updatedAt),
     }
+  }
+
+  async #readMany(accountIds: readonly string[]): Promise<Map<string, Account>> {
+    const rows = await this.db.selectFrom('accounts').selectAll().where('id', 'in', accountIds).execute()
+    return new Map(rows.map((row) => [row.id, fromRow(row)]))
   }
 
   async #read(db: Kysely<DB>, accountId: string): Promise<Account | undefined> {

@@ -139,7 +139,7 @@ describe('TtlCache', () => {
   })
 
   it('keeps at most its bound of entries, forgetting the least recently used first', async () => {
-    const cache = new TtlCache<string>(5000, manualClock(), 2)
+    const cache = new TtlCache<string>(5000, manualClock(), { maxEntries: 2 })
     await cache.get('a', async () => 'a1')
     await cache.get('b', async () => 'b1')
     expect(cache.get('a', async () => 'a2')).toBe('a1')
@@ -157,5 +157,63 @@ describe('TtlCache', () => {
     clock.advance(5000)
     await cache.get('d', async () => 'd')
     expect(cache.size).toBe(1)
+  })
+
+  it('loads the keys one turn asks for in one batch, and never caches what the batch did not find', async () => {
+    const batches: string[][] = []
+    const cache = new TtlCache<string>(5000, manualClock(), {
+      batch: async (keys) => {
+        batches.push([...keys])
+        return new Map(keys.filter((key) => key !== 'gone').map((key) => [key, `v-${key}`]))
+      },
+    })
+    const answers = await Promise.all([cache.get('a'), cache.get('b'), cache.get('a'), cache.get('gone')])
+    expect(answers).toEqual(['v-a', 'v-b', 'v-a', undefined])
+    expect(batches).toEqual([['a', 'b', 'gone']])
+    expect(cache.get('a')).toBe('v-a')
+    expect(await cache.get('gone')).toBeUndefined()
+    expect(batches).toEqual([['a', 'b', 'gone'], ['gone']])
+  })
+
+  it('refreshes the values a turn asks for after half their lifetime in one background batch', async () => {
+    const clock = manualClock()
+    let round = 0
+    const batches: string[][] = []
+    const cache = new TtlCache<string>(5000, clock, {
+      batch: async (keys) => {
+        batches.push([...keys])
+        return new Map(keys.map((key) => [key, `${key}${round}`]))
+      },
+    })
+    await Promise.all([cache.get('a'), cache.get('b')])
+    clock.advance(2499)
+    expect([cache.get('a'), cache.get('b')]).toEqual(['a0', 'b0'])
+    expect(batches).toHaveLength(1)
+    round = 1
+    clock.advance(1)
+    expect([cache.get('a'), cache.get('b')]).toEqual(['a0', 'b0'])
+    await new Promise((resolve) => setImmediate(resolve))
+    await Promise.resolve()
+    expect(batches).toEqual([['a', 'b'], ['a', 'b']])
+    expect([cache.get('a'), cache.get('b')]).toEqual(['a1', 'b1'])
+  })
+
+  it('fails the load of a key the batch answered with an error, and only that one', async () => {
+    const cache = new TtlCache<string>(5000, manualClock(), {
+      batch: async (keys) => new Map(keys.map((key) => [key, key === 'bad' ? new Error('unreadable') : key])),
+    })
+    const [good, bad] = await Promise.allSettled([cache.get('good'), cache.get('bad')])
+    expect(good).toEqual({ status: 'fulfilled', value: 'good' })
+    expect(bad).toMatchObject({ status: 'rejected', reason: new Error('unreadable') })
+  })
+
+  it('reports a failed batch to every key of it', async () => {
+    const cache = new TtlCache<string>(5000, manualClock(), {
+      batch: async () => {
+        throw new Error('database down')
+      },
+    })
+    const results = await Promise.allSettled([cache.get('a'), cache.get('b')])
+    expect(results.map((result) => result.status)).toEqual(['rejected', 'rejected'])
   })
 })

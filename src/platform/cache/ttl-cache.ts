@@ -11,13 +11,35 @@ interface Entry<V> {
 export type Loader<V> = () => Promise<V | undefined>
 
 /**
- * Past this share of its time-to-live, a value that is asked for is reloaded in the background while it is still
- * served, so a key in steady use never makes a request wait for its reload. A key nobody asks for just expires.
+ * Reads many keys in one query: the values found, by key; a key missing from the map has no row, and a key whose
+ * row could not be read has its Error, which fails that key's load alone.
  */
-const REFRESH_AHEAD_SHARE = 0.8
+export type BatchLoader<V> = (keys: readonly string[]) => Promise<ReadonlyMap<string, V | Error>>
+
+export interface CacheOptions<V> {
+  /** The most entries kept; past it, the least recently used goes first. */
+  maxEntries?: number
+  /** Loads what `get` is called for without a loader of its own, the keys of one event-loop turn together. */
+  batch?: BatchLoader<V>
+}
+
+/**
+ * Past this share of its time-to-live, a value that is asked for is reloaded in the background while it is still
+ * served, so a key in use at least every half-lifetime never makes a request wait for its reload. A key nobody asks
+ * for just expires.
+ */
+export const REFRESH_AHEAD_SHARE = 0.5
 
 /** Entries a cache keeps when its owner names no bound (`HERALD_CACHE_SIZE` sets the bound of Herald's caches). */
 export const DEFAULT_MAX_ENTRIES = 10_000
+
+/** Keys read by one batched query at most. */
+const BATCH_SIZE = 500
+
+interface Waiter<V> {
+  resolve: (value: V | undefined) => void
+  reject: (error: unknown) => void
+}
 
 /**
  * A read-through cache with a time-to-live backstop and a bound on its size: past `maxEntries`, the least recently
@@ -26,10 +48,17 @@ export const DEFAULT_MAX_ENTRIES = 10_000
  * elsewhere is seen at once. Concurrent loads of one key share a single query, and a load that raced an
  * invalidation is not stored, so an invalidation can't be undone by a slow read. No value is served once the
  * time-to-live has passed since its read began.
+ *
+ * With a batch loader, the loads and background reloads that one turn of the event loop asks for are one query:
+ * with many accounts, each entry is reloaded once per lifetime, and one query per key would cost as much as the
+ * requests themselves.
  */
 export class TtlCache<V> {
   readonly #entries: LRUCache<string, Entry<V>>
   readonly #loading = new Map<string, Promise<V | undefined>>()
+  readonly #batch: BatchLoader<V> | undefined
+  /** Keys waiting for the next batched query, with whoever waits for each. */
+  #queued = new Map<string, Waiter<V>>()
   /** Bumped by every invalidation; a load stores its result only if the generation is unchanged. */
   #generation = 0
   readonly #refreshAfterMs: number
@@ -38,15 +67,19 @@ export class TtlCache<V> {
   constructor(
     private readonly ttlMs: number,
     private readonly clock: Clock,
-    maxEntries = DEFAULT_MAX_ENTRIES,
+    options: CacheOptions<V> = {},
   ) {
     this.#refreshAfterMs = ttlMs * REFRESH_AHEAD_SHARE
-    this.#entries = new LRUCache({ max: maxEntries })
+    this.#entries = new LRUCache({ max: options.maxEntries ?? DEFAULT_MAX_ENTRIES })
+    this.#batch = options.batch
     this.#sweptAt = clock.now()
   }
 
-  /** The value, as it is while cached and fresh (no promise, see `andThen`), else the promise of its load. */
-  get(key: string, load: Loader<V>): Awaitable<V | undefined> {
+  /**
+   * The value, as it is while cached and fresh (no promise, see `andThen`), else the promise of its load: by `load`
+   * when given, else by the cache's batch loader.
+   */
+  get(key: string, load?: Loader<V>): Awaitable<V | undefined> {
     const entry = this.#entries.get(key)
     if (entry === undefined) return this.#load(key, load)
     const age = this.clock.now() - entry.readAt
@@ -63,13 +96,13 @@ export class TtlCache<V> {
     return this.#entries.size
   }
 
-  #load(key: string, load: Loader<V>): Promise<V | undefined> {
+  #load(key: string, load: Loader<V> | undefined): Promise<V | undefined> {
     const pending = this.#loading.get(key)
     if (pending) return pending
     const generation = this.#generation
     const readAt = this.clock.now()
     this.#sweepExpired(readAt)
-    const promise = load()
+    const promise = (load ? load() : this.#enqueue(key))
       .then((value) => {
         if (value === undefined) this.#entries.delete(key)
         else if (generation === this.#generation) this.#entries.set(key, { value, readAt })
@@ -78,6 +111,32 @@ export class TtlCache<V> {
       .finally(() => this.#loading.delete(key))
     this.#loading.set(key, promise)
     return promise
+  }
+
+  #enqueue(key: string): Promise<V | undefined> {
+    if (!this.#batch) return Promise.reject(new Error('TtlCache#get needs a loader: this cache has no batch loader'))
+    if (this.#queued.size === 0) setImmediate(() => this.#flush())
+    return new Promise((resolve, reject) => this.#queued.set(key, { resolve, reject }))
+  }
+
+  /** After the turn's I/O callbacks have queued their keys: one query per BATCH_SIZE keys. */
+  #flush(): void {
+    const batch = this.#batch
+    const queued = [...this.#queued]
+    this.#queued = new Map()
+    if (!batch) return
+    for (let start = 0; start < queued.length; start += BATCH_SIZE) {
+      const waiting = queued.slice(start, start + BATCH_SIZE)
+      batch(waiting.map(([key]) => key)).then(
+        (found) =>
+          waiting.forEach(([key, waiter]) => {
+            const value = found.get(key)
+            if (value instanceof Error) waiter.reject(value)
+            else waiter.resolve(value)
+          }),
+        (error: unknown) => waiting.forEach(([, waiter]) => waiter.reject(error)),
+      )
+    }
   }
 
   /** At most once per time-to-live, on a load (never on a hit): drops every entry no `get` would serve any more. */

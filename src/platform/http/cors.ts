@@ -35,7 +35,7 @@ export class CorsOrigins {
     private readonly clients: ClientOriginSource,
     invalidation: CacheInvalidation,
   ) {
-    this.#cache = invalidation.cache('client', (changed) => changed.split('/', 1)[0] ?? changed)
+    this.#cache = invalidation.cache('client', { keyOf: (changed) => changed.split('/', 1)[0] ?? changed })
   }
 
   allows(accountId: string, origin: string): Awaitable<boolean> {

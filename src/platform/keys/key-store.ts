@@ -70,12 +70,12 @@ export class KeyStore {
     /** `HERALD_CACHE_SIZE`: accounts whose key sets stay cached; each has a key per algorithm. */
     cacheSize: number,
   ) {
-    this.#cache = invalidation.cache('keys')
+    this.#cache = invalidation.cache('keys', { batch: (accountIds) => this.#loadMany(accountIds) })
     this.#materials = new KeyMaterials(cacheSize * SIGNING_ALGS.length, (row) => box.open(row.private_key, sealContext(row.account_id, row.id)))
   }
 
   keysOf(accountId: string): Awaitable<AccountKeys | undefined> {
-    return this.#cache.get(accountId, () => this.#load(accountId))
+    return this.#cache.get(accountId)
   }
 
   /** A new key pair for every algorithm, for `createInitialKeys` or `rotate`; generated outside any transaction. */
@@ -197,14 +197,33 @@ export class KeyStore {
     return db.selectFrom('signing_keys').selectAll().where('account_id', '=', accountId).orderBy('signs_from').execute()
   }
 
-  /** The account's usable keys; the material of a key already opened is reused (see KeyMaterials). */
-  async #load(accountId: string): Promise<AccountKeys | undefined> {
+  /**
+   * The accounts' usable keys, each set by account; an account without one is left out. The material of a key
+   * already opened is reused (see KeyMaterials).
+   */
+  async #loadMany(accountIds: readonly string[]): Promise<Map<string, AccountKeys | Error>> {
     const now = this.clock.now()
-    const rows = (await this.#rows(this.db, accountId)).filter(
-      (row) => row.revoked_at === null && (row.published_until === null || row.published_until > now),
-    )
-    if (rows.length === 0) return undefined
-    return new AccountKeys(rows.map((row) => new LoadedKey(toTimeline(row), this.#materials.of(row))))
+    const rows = await this.db
+      .selectFrom('signing_keys')
+      .selectAll()
+      .where('account_id', 'in', accountIds)
+      .where('revoked_at', 'is', null)
+      .where((eb) => eb.or([eb('published_until', 'is', null), eb('published_until', '>', now)]))
+      .orderBy('signs_from')
+      .execute()
+    const byAccount = new Map<string, SigningKeysTable[]>()
+    for (const row of rows) byAccount.set(row.account_id, [...(byAccount.get(row.account_id) ?? []), row])
+    const loaded = new Map<string, AccountKeys | Error>()
+    for (const [accountId, accountRows] of byAccount) {
+      try {
+        loaded.set(accountId, new AccountKeys(accountRows.map((row) => new LoadedKey(toTimeline(row), this.#materials.of(row)))))
+      } catch (error) {
+        // A key that fails to open (sealed for another row, or under a master key no longer configured) fails its
+        // own account's load, not the others' in the batch.
+        loaded.set(accountId, error instanceof Error ? error : new Error(String(error)))
+      }
+    }
+    return loaded
   }
 }
 

@@ -8,8 +8,10 @@ import {
   generateKeyPair,
   sign,
 } from 'node:crypto'
+import { availableParallelism } from 'node:os'
 import { promisify } from 'node:util'
 import type { JWK } from 'jose'
+import pLimit from 'p-limit'
 import type { SigningAlg } from '../storage/schema.js'
 
 export interface GeneratedKey {
@@ -21,12 +23,19 @@ export interface GeneratedKey {
 const generatePair = promisify(generateKeyPair)
 
 /**
+ * Key generations running at once: half the cores. Each holds a core and a thread of libuv's pool (four by
+ * default, shared with DNS lookups and file access), so a burst of account creations queues here instead of
+ * starving the event loop and the pool.
+ */
+const generation = pLimit(Math.max(1, Math.floor(availableParallelism() / 2)))
+
+/**
  * A new key pair: P-256 for ES256, 2048-bit RSA for RS256 (RFC 7518 §3.3's minimum). Generated off the event loop:
  * an RSA key takes tens to hundreds of milliseconds of CPU, which would stall every other request of the process.
  */
 export async function generateSigningKey(kid: string, alg: SigningAlg): Promise<GeneratedKey> {
   const { publicKey, privateKey } =
-    alg === 'ES256' ? await generatePair('ec', { namedCurve: 'P-256' }) : await generatePair('rsa', { modulusLength: 2048 })
+    alg === 'ES256' ? await generatePair('ec', { namedCurve: 'P-256' }) : await generation(() => generatePair('rsa', { modulusLength: 2048 }))
   const publicJwk: JWK = { ...publicKey.export({ format: 'jwk' }), kid, alg, use: 'sig' }
   return { publicJwk, privatePem: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString() }
 }

@@ -68,19 +68,22 @@ export class SettingsStore {
     private readonly invalidation: CacheInvalidation,
     private readonly outbox: Outbox,
   ) {
-    this.#cache = invalidation.cache('settings')
+    this.#cache = invalidation.cache('settings', { batch: (accountIds) => this.#readMany(accountIds) })
   }
 
   /** The account's settings, from the cache; undefined only for an account that does not exist. */
   get(accountId: string): Awaitable<AccountSettings | undefined> {
-    return this.#cache.get(accountId, () => this.read(this.db, accountId))
+    return this.#cache.get(accountId)
   }
 
   async read(db: Kysely<DB>, accountId: string): Promise<AccountSettings | undefined> {
     const row = await db.selectFrom('account_settings').selectAll().where('account_id', '=', accountId).executeTakeFirst()
-    if (!row) return undefined
-    const { account_id: _account, updated_at: _updated, webhook_retry_schedule: schedule, ...settings } = row
-    return { ...settings, webhook_retry_schedule: JSON.parse(schedule) as number[] }
+    return row && fromRow(row)
+  }
+
+  async #readMany(accountIds: readonly string[]): Promise<Map<string, AccountSettings>> {
+    const rows = await this.db.selectFrom('account_settings').selectAll().where('account_id', 'in', accountIds).execute()
+    return new Map(rows.map((row) => [row.account_id, fromRow(row)]))
   }
 
   /**
@@ -126,4 +129,9 @@ export class SettingsStore {
       .execute()
     return DEFAULT_SETTINGS
   }
+}
+
+function fromRow(row: AccountSettingsTable): AccountSettings {
+  const { account_id: _account, updated_at: _updated, webhook_retry_schedule: schedule, ...settings } = row
+  return { ...settings, webhook_retry_schedule: JSON.parse(schedule) as number[] }
 }
