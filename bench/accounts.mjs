@@ -11,7 +11,7 @@
 //   npm run bench -- accounts                                  10,000 accounts on SQLite and PostgreSQL
 //   npm run bench -- accounts --accounts 2000 --dialect sqlite --create 200
 import crypto, { randomBytes } from 'node:crypto'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs'
 import { syncBuiltinESMExports } from 'node:module'
 import { cpus, tmpdir } from 'node:os'
 import path from 'node:path'
@@ -19,7 +19,7 @@ import { pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
 import autocannon from 'autocannon'
 import pg from 'pg'
-import { ROOT, formatMs, freePort, load, pinSelf, LOAD_CORE, startNode, waitForHttp } from './support.mjs'
+import { ROOT, formatMs, freePort, load, pinSelf, LOAD_CORE, startNode, summarizeProfile, waitForHttp } from './support.mjs'
 
 const POSTGRES_ADMIN_URL = process.env.HERALD_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const SCOPE = 'herald:webhooks:read'
@@ -33,21 +33,23 @@ const PROBE_RATE = 200
 const PROBE_SECONDS = 10
 const RSS_GOAL_MB = 250
 
-export const USAGE = `Usage: npm run bench -- accounts [--accounts N] [--create N] [--dialect sqlite|postgres]
+export const USAGE = `Usage: npm run bench -- accounts [--accounts N] [--create N] [--dialect sqlite|postgres] [--profile KIND]
 
   --accounts N   accounts the spread rounds use (default 10000)
   --create N     accounts created through the operator API in the latency phase (default 1000; 0 skips it)
-  --dialect D    one dialect only`
+  --dialect D    one dialect only
+  --profile K    instead: one round of "tokens" or "introspection" spread over the accounts under --cpu-prof`
 
 export const TIME_LIMIT_MS = 25 * 60 * 1000
 
 export async function main(args) {
-  const options = { accounts: 10_000, create: 1000, dialects: ['sqlite', 'postgres'] }
+  const options = { accounts: 10_000, create: 1000, dialects: ['sqlite', 'postgres'], profile: undefined }
   for (let i = 0; i < args.length; i += 2) {
     const [flag, value] = [args[i], args[i + 1]]
     if (flag === '--accounts' && Number(value) >= 2) options.accounts = Number(value)
     else if (flag === '--create' && Number(value) >= 0) options.create = Number(value)
     else if (flag === '--dialect' && (value === 'sqlite' || value === 'postgres')) options.dialects = [value]
+    else if (flag === '--profile' && (value === 'tokens' || value === 'introspection')) options.profile = value
     else {
       console.error(`bad argument: ${flag} ${value ?? ''}\n\n${USAGE}`)
       return 2
@@ -73,10 +75,13 @@ async function runDialect(dialect, options, seeding, work) {
   const started = Date.now()
   const accounts = await seeding.seed(env, options.accounts)
   console.log(`seeded ${accounts.length} accounts in ${((Date.now() - started) / 1000).toFixed(0)} s`)
-  const server = startNode('herald', [path.join(ROOT, 'dist', 'main.js'), 'serve'], { env })
+  const profileDir = options.profile && mkdtempSync(path.join(work, 'profile-'))
+  const nodeFlags = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []
+  const server = startNode('herald', [path.join(ROOT, 'dist', 'main.js'), 'serve'], { env, nodeFlags })
   try {
     await waitForHttp(`${env.PUBLIC_URL}/healthz`, 30_000, server)
     const withTokens = await issueTokens(env.PUBLIC_URL, accounts)
+    if (profileDir) return await profileRound(env.PUBLIC_URL, withTokens, server, options.profile, profileDir)
     const rates = await spreadRounds(env.PUBLIC_URL, withTokens, server.pid)
     const latency = options.create > 0 ? await creationLatency(env, withTokens[0], options.create, server.pid) : undefined
     return report(dialect, options, rates, latency)
@@ -106,6 +111,20 @@ async function spreadRounds(origin, accounts, pid) {
     }
   }
   return { rates, rssMb }
+}
+
+async function profileRound(origin, accounts, server, kind, dir) {
+  const spec = requests(origin, accounts, kind === 'tokens' ? tokenRequest : introspectionRequest)
+  const fromUs = Number(process.hrtime.bigint() / 1000n)
+  const result = await load({ label: `${kind} profiled`, url: origin, ...spec, connections: CONNECTIONS, seconds: ROUND_SECONDS, pid: server.pid })
+  const window = { fromUs, toUs: Number(process.hrtime.bigint() / 1000n) }
+  await server.stop(10_000)
+  const file = readdirSync(dir).find((name) => name.endsWith('.cpuprofile'))
+  const summary = summarizeProfile(path.join(dir, file), { top: 30, window })
+  console.log(`${kind} spread under --cpu-prof: ${result.rps.toFixed(0)} req/s`)
+  for (const area of summary.areas.slice(0, 10)) console.log(`  ${(area.share * 100).toFixed(1).padStart(5)}%  ${area.name}`)
+  for (const fn of summary.functions) console.log(`  ${(fn.share * 100).toFixed(1).padStart(5)}%  ${fn.name}`)
+  return true
 }
 
 /** autocannon requests: each picks an account uniformly at random. */

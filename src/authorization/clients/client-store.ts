@@ -5,6 +5,7 @@ import type { TtlCache } from '../../platform/cache/ttl-cache.js'
 import type { CacheInvalidation } from '../../platform/cache/invalidation.js'
 import type { ClientKind, ClientsTable, DB, TokenEndpointAuthMethod } from '../../platform/storage/schema.js'
 import type { Tx } from '../../platform/storage/transaction.js'
+import { inList } from '../../platform/storage/in-list.js'
 import { looksLikeId } from '../../platform/ids.js'
 import { type ClientMetadata, DEFAULT_METADATA, clientKind, scopesOf } from './client-metadata.js'
 import { secretDigestOf } from './secrets.js'
@@ -39,7 +40,7 @@ export class ClientStore {
     private readonly clock: Clock,
     private readonly invalidation: CacheInvalidation,
   ) {
-    this.#cache = invalidation.cache('client', { batch: (keys) => this.#readMany(keys) })
+    this.#cache = invalidation.cache('client', { batch: (keys) => this.#readMany(keys), unchanged: sameClient })
   }
 
   /** The client, from the cache: the token endpoint never reads clients from the database per request. */
@@ -54,8 +55,8 @@ export class ClientStore {
     const rows = await this.db
       .selectFrom('clients')
       .selectAll()
-      .where('account_id', 'in', pairs.map(([accountId]) => accountId ?? ''))
-      .where('id', 'in', pairs.map(([, clientId]) => clientId ?? ''))
+      .where('account_id', 'in', inList(pairs.map(([accountId]) => accountId ?? '')))
+      .where('id', 'in', inList(pairs.map(([, clientId]) => clientId ?? '')))
       .execute()
     const wanted = new Set(keys)
     const found = new Map<string, RegisteredClient>()
@@ -158,6 +159,16 @@ export class ClientStore {
         .execute()
     }
   }
+}
+
+/** Every write of a client moves `updated_at`; the rest guards against two writes within one millisecond. */
+function sameClient(a: RegisteredClient, b: RegisteredClient): boolean {
+  return (
+    a.updatedAt === b.updatedAt &&
+    a.credentialsChangedAt === b.credentialsChangedAt &&
+    a.secretHash === b.secretHash &&
+    JSON.stringify(a.metadata) === JSON.stringify(b.metadata)
+  )
 }
 
 function cacheKey(accountId: string, clientId: string): string {

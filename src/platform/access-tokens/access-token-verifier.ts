@@ -2,6 +2,7 @@ import { errors as joseErrors, jwtVerify, type JWTPayload } from 'jose'
 import { LRUCache } from 'lru-cache'
 import type { Awaitable } from '../cache/awaitable.js'
 import type { Clock } from '../clock.js'
+import { sha256 } from '../crypto/random.js'
 import type { KeyStore } from '../keys/key-store.js'
 
 /** The claims of a Herald access token (RFC 9068 §2.2), as the token endpoint issues them. */
@@ -62,7 +63,7 @@ export interface VerifyOptions {
  */
 export class AccessTokenVerifier<C extends TokenClient> {
   /**
-   * Tokens whose signature and fixed claims already checked out, by issuer, audience and the exact token text.
+   * Tokens whose signature and fixed claims already checked out, by a digest of issuer, audience and token text.
    * A management client sends the same token for its whole lifetime, and verifying a signature costs more than
    * the rest of a request; what can change is re-checked on every use: expiry, and that the signing key is still
    * published (an emergency key revocation takes effect at once). Client and revocation checks always run.
@@ -95,7 +96,8 @@ export class AccessTokenVerifier<C extends TokenClient> {
 
   async #verifyJwt(accountId: string, token: string, { issuer, audience }: VerifyOptions, now: number): Promise<AccessTokenClaims | InactiveReason> {
     const keys = await this.keys.keysOf(accountId)
-    const cacheKey = `${issuer}\n${audience ?? ''}\n${token}`
+    // A digest, not the token text: ten thousand remembered tokens would otherwise hold ten megabytes of it.
+    const cacheKey = sha256(`${issuer}\n${audience ?? ''}\n${token}`).toString('base64url')
     const known = this.#verified.get(cacheKey)
     if (known && keys?.verificationKey(known.kid, now)?.alg === known.alg) {
       // jose's rule, without clock tolerance: a token is expired once its exp second has begun.

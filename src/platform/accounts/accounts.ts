@@ -3,6 +3,7 @@ import { type Clock, toRfc3339 } from '../clock.js'
 import { type Awaitable, andThen } from '../cache/awaitable.js'
 import type { TtlCache } from '../cache/ttl-cache.js'
 import type { CacheInvalidation } from '../cache/invalidation.js'
+import { shallowEqual } from '../cache/shallow-equal.js'
 import { notFound } from '../http/problems.js'
 import { looksLikeId, newId } from '../ids.js'
 import type { KeyStore } from '../keys/key-store.js'
@@ -10,6 +11,7 @@ import { decodeCursor, type Page, toPage } from '../pagination.js'
 import type { SettingsStore } from '../settings/settings.js'
 import type { AccountStatus, AccountsTable, DB } from '../storage/schema.js'
 import { type Tx, transaction } from '../storage/transaction.js'
+import { inList } from '../storage/in-list.js'
 
 export interface Account {
   id: string
@@ -55,7 +57,7 @@ export class Accounts {
     private readonly provisioning: AccountProvisioning,
     private readonly publicUrl: string,
   ) {
-    this.#cache = invalidation.cache('account', { batch: (ids) => this.#readMany(ids) })
+    this.#cache = invalidation.cache('account', { batch: (ids) => this.#readMany(ids), unchanged: shallowEqual })
   }
 
   issuerOf(accountId: string): string {
@@ -141,7 +143,7 @@ export class Accounts {
   }
 
   async #readMany(accountIds: readonly string[]): Promise<Map<string, Account>> {
-    const rows = await this.db.selectFrom('accounts').selectAll().where('id', 'in', accountIds).execute()
+    const rows = await this.db.selectFrom('accounts').selectAll().where('id', 'in', inList(accountIds)).execute()
     return new Map(rows.map((row) => [row.id, fromRow(row)]))
   }
 

@@ -1,7 +1,7 @@
 import type { Notifications } from '../notifications/notifications.js'
 import type { Tx } from '../storage/transaction.js'
 import type { Clock } from '../clock.js'
-import { type BatchLoader, TtlCache } from './ttl-cache.js'
+import { type CacheOptions, TtlCache } from './ttl-cache.js'
 
 /** The in-process caches, by the kind of row they hold. */
 /** `webhook_endpoints` is keyed by endpoint id, `webhook_routes` (who subscribes to what) by account id. */
@@ -38,11 +38,14 @@ export class CacheInvalidation {
 
   /**
    * A read-through cache that forgets a key when `topic` reports it changed, and everything after a flush.
-   * `keyOf` maps a changed row's key to the cache's own, for caches that hold a group of rows per key; `batch`
-   * reads many keys in one query (see TtlCache).
+   * `keyOf` maps a changed row's key to the cache's own, for caches that hold a group of rows per key; `batch` and
+   * `unchanged` are TtlCache's.
    */
-  cache<V>(topic: CacheTopic, { keyOf = (changed) => changed, batch }: { keyOf?: (changed: string) => string; batch?: BatchLoader<V> } = {}): TtlCache<V> {
-    const cache = new TtlCache<V>(this.ttlMs, this.clock, { maxEntries: this.maxEntries, batch })
+  cache<V>(
+    topic: CacheTopic,
+    { keyOf = (changed) => changed, ...options }: { keyOf?: (changed: string) => string } & Omit<CacheOptions<V>, 'maxEntries'> = {},
+  ): TtlCache<V> {
+    const cache = new TtlCache<V>(this.ttlMs, this.clock, { ...options, maxEntries: this.maxEntries })
     this.#listeners.push((changedTopic, key) => changedTopic === topic && cache.delete(keyOf(key)))
     this.#flushListeners.push(() => cache.clear())
     return cache

@@ -216,4 +216,17 @@ describe('TtlCache', () => {
     const results = await Promise.allSettled([cache.get('a'), cache.get('b')])
     expect(results.map((result) => result.status)).toEqual(['rejected', 'rejected'])
   })
+
+  it('keeps the cached value when a reload finds it unchanged', async () => {
+    const clock = manualClock()
+    const cache = new TtlCache<{ version: number }>(5000, clock, { unchanged: (a, b) => a.version === b.version })
+    let version = 1
+    const load = async () => ({ version })
+    const first = await cache.get('k', load)
+    clock.advance(5000)
+    expect(await cache.get('k', load)).toBe(first)
+    version = 2
+    clock.advance(5000)
+    expect(await cache.get('k', load)).toEqual({ version: 2 })
+  })
 })

@@ -21,6 +21,12 @@ export interface CacheOptions<V> {
   maxEntries?: number
   /** Loads what `get` is called for without a loader of its own, the keys of one event-loop turn together. */
   batch?: BatchLoader<V>
+  /**
+   * Whether a reloaded value says the same as the cached one; the cached one is then kept. With many entries
+   * reloaded every few seconds, storing an equal new copy each time would only feed the garbage collector's old
+   * generation.
+   */
+  unchanged?: (cached: V, loaded: V) => boolean
 }
 
 /**
@@ -57,6 +63,7 @@ export class TtlCache<V> {
   readonly #entries: LRUCache<string, Entry<V>>
   readonly #loading = new Map<string, Promise<V | undefined>>()
   readonly #batch: BatchLoader<V> | undefined
+  readonly #unchanged: ((cached: V, loaded: V) => boolean) | undefined
   /** Keys waiting for the next batched query, with whoever waits for each. */
   #queued = new Map<string, Waiter<V>>()
   /** Bumped by every invalidation; a load stores its result only if the generation is unchanged. */
@@ -72,6 +79,7 @@ export class TtlCache<V> {
     this.#refreshAfterMs = ttlMs * REFRESH_AHEAD_SHARE
     this.#entries = new LRUCache({ max: options.maxEntries ?? DEFAULT_MAX_ENTRIES })
     this.#batch = options.batch
+    this.#unchanged = options.unchanged
     this.#sweptAt = clock.now()
   }
 
@@ -101,12 +109,18 @@ export class TtlCache<V> {
     if (pending) return pending
     const generation = this.#generation
     const readAt = this.clock.now()
+    const previous = this.#entries.peek(key)?.value
     this.#sweepExpired(readAt)
     const promise = (load ? load() : this.#enqueue(key))
       .then((value) => {
-        if (value === undefined) this.#entries.delete(key)
-        else if (generation === this.#generation) this.#entries.set(key, { value, readAt })
-        return value
+        if (value === undefined) {
+          this.#entries.delete(key)
+          return value
+        }
+        if (generation !== this.#generation) return value
+        const kept = previous !== undefined && this.#unchanged?.(previous, value) ? previous : value
+        this.#entries.set(key, { value: kept, readAt })
+        return kept
       })
       .finally(() => this.#loading.delete(key))
     this.#loading.set(key, promise)

@@ -3,7 +3,7 @@ import { KeyMaterials } from './key-material.js'
 import { generateSigningKey } from './material.js'
 
 describe('KeyMaterials', () => {
-  it('opens a key once and reuses it while its row is unchanged; a changed row is opened afresh', async () => {
+  it('opens a key when first read and when first used, then reuses it while its row is unchanged; a changed row is opened afresh', async () => {
     const { publicJwk, privatePem } = await generateSigningKey('key_1', 'ES256')
     let opened = 0
     const materials = new KeyMaterials(10, (row) => {
@@ -12,14 +12,16 @@ describe('KeyMaterials', () => {
     })
     const row = { account_id: 'acct_1', id: 'key_1', private_key: 'sealed', public_jwk: JSON.stringify(publicJwk) }
     const first = materials.of(row)
+    expect(opened).toBe(1)
     const privateKey = first.privateKey
+    expect(opened).toBe(2)
     expect(materials.of({ ...row })).toBe(first)
     expect(materials.of({ ...row }).privateKey).toBe(privateKey)
-    expect(opened).toBe(1)
+    expect(opened).toBe(2)
 
     const swapped = materials.of({ ...row, private_key: 'sealed elsewhere' })
     expect(swapped).not.toBe(first)
-    expect(opened).toBe(2)
+    expect(opened).toBe(3)
     expect(() => swapped.privateKey).toThrow()
   })
 
@@ -29,6 +31,13 @@ describe('KeyMaterials', () => {
     expect(material.publicJwk.kid).toBe('key_2')
     expect(material.publicKey.asymmetricKeyType).toBe('rsa')
     expect(material.privateKey.type).toBe('private')
+  })
+
+  it('refuses, when first read, a key its opener refuses', () => {
+    const materials = new KeyMaterials(10, () => {
+      throw new Error('sealed for another row')
+    })
+    expect(() => materials.of({ account_id: 'acct_1', id: 'key_4', private_key: 'x', public_jwk: '{}' })).toThrow('sealed for another row')
   })
 
   it('keeps at most its bound of keys', async () => {

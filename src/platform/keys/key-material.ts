@@ -6,37 +6,38 @@ import type { JwtSigner } from './material.js'
 import { importPrivateKey, importPublicKey } from './material.js'
 import type { KeyTimeline } from './policy.js'
 
+type Opener = (row: Pick<SigningKeysTable, 'account_id' | 'id' | 'private_key'>) => string
+
 /**
- * One key's material as its row stores it, opened once: the sealed private key is decrypted when the row is first
- * read (so a key sealed for another row is refused there), and each half is imported into a `KeyObject` only when
- * something first signs or verifies with it. An account's ID-token key is never imported while it signs only access
- * tokens, and a verifier never imports a private key.
+ * One key's material as its row stores it. The sealed private key is opened when the row is first read, so a key
+ * sealed for another row is refused there, and opened again only when something first signs with it; each half is
+ * imported into a `KeyObject` only when something first signs or verifies with it. An account's ID-token key is
+ * never imported while it signs only access tokens, and a verifier never imports a private key. Its plaintext is
+ * not kept: tens of thousands of accounts would hold megabytes of PEM text nothing reads.
  */
 class KeyMaterial {
-  #privatePem: string | undefined
   #privateKey: KeyObject | undefined
   #publicKey: KeyObject | undefined
   #publicJwk: JWK | undefined
 
   constructor(
-    /** The row's columns this material came from: a row whose columns differ is another key's material. */
-    readonly sealedPrivateKey: string,
-    readonly publicJwkText: string,
-    privatePem: string,
+    readonly row: Pick<SigningKeysTable, 'account_id' | 'id' | 'private_key' | 'public_jwk'>,
+    private readonly open: Opener,
   ) {
-    this.#privatePem = privatePem
+    open(row)
+  }
+
+  /** Whether `row` holds this material: a row whose sealed columns differ holds another. */
+  isIn(row: Pick<SigningKeysTable, 'private_key' | 'public_jwk'>): boolean {
+    return this.row.private_key === row.private_key && this.row.public_jwk === row.public_jwk
   }
 
   get privateKey(): KeyObject {
-    if (this.#privateKey === undefined) {
-      this.#privateKey = importPrivateKey(this.#privatePem ?? '')
-      this.#privatePem = undefined
-    }
-    return this.#privateKey
+    return (this.#privateKey ??= importPrivateKey(this.open(this.row)))
   }
 
   get publicJwk(): JWK {
-    return (this.#publicJwk ??= JSON.parse(this.publicJwkText) as JWK)
+    return (this.#publicJwk ??= JSON.parse(this.row.public_jwk) as JWK)
   }
 
   get publicKey(): KeyObject {
@@ -64,6 +65,19 @@ export class LoadedKey implements KeyTimeline, JwtSigner {
     return this.material.privateKey
   }
 
+  sameAs(other: LoadedKey | undefined): boolean {
+    return (
+      other !== undefined &&
+      other.material === this.material &&
+      other.kid === this.kid &&
+      other.alg === this.alg &&
+      other.signsFrom === this.signsFrom &&
+      other.retiresAt === this.retiresAt &&
+      other.publishedUntil === this.publishedUntil &&
+      other.revokedAt === this.revokedAt
+    )
+  }
+
   get publicKey(): KeyObject {
     return this.material.publicKey
   }
@@ -84,15 +98,15 @@ export class KeyMaterials {
   constructor(
     maxEntries: number,
     /** Decrypts a row's sealed private key to PEM, checking that it was sealed for this row. */
-    private readonly open: (row: Pick<SigningKeysTable, 'account_id' | 'id' | 'private_key'>) => string,
+    private readonly open: Opener,
   ) {
     this.#byKid = new LRUCache({ max: maxEntries })
   }
 
   of(row: Pick<SigningKeysTable, 'account_id' | 'id' | 'private_key' | 'public_jwk'>): KeyMaterial {
     const known = this.#byKid.get(row.id)
-    if (known && known.sealedPrivateKey === row.private_key && known.publicJwkText === row.public_jwk) return known
-    const material = new KeyMaterial(row.private_key, row.public_jwk, this.open(row))
+    if (known?.isIn(row)) return known
+    const material = new KeyMaterial({ account_id: row.account_id, id: row.id, private_key: row.private_key, public_jwk: row.public_jwk }, this.open)
     this.#byKid.set(row.id, material)
     return material
   }

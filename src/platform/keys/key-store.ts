@@ -9,6 +9,7 @@ import { notFound } from '../http/problems.js'
 import { looksLikeId, newId } from '../ids.js'
 import type { DB, SigningAlg, SigningKeysTable } from '../storage/schema.js'
 import type { Tx } from '../storage/transaction.js'
+import { inList } from '../storage/in-list.js'
 import { KeyMaterials, LoadedKey } from './key-material.js'
 import { type GeneratedKey, generateSigningKey } from './material.js'
 import { type KeyTimeline, planRotation, publishedKeysAt, signingKeyAt } from './policy.js'
@@ -40,6 +41,11 @@ export class AccountKeys {
   verificationKey(kid: string, now: number): LoadedKey | undefined {
     return this.published(now).find((key) => key.kid === kid)
   }
+
+  /** The same keys, with the same timelines and material. */
+  sameAs(other: AccountKeys): boolean {
+    return this.keys.length === other.keys.length && this.keys.every((key, index) => key.sameAs(other.keys[index]))
+  }
 }
 
 export interface KeyView {
@@ -70,7 +76,7 @@ export class KeyStore {
     /** `HERALD_CACHE_SIZE`: accounts whose key sets stay cached; each has a key per algorithm. */
     cacheSize: number,
   ) {
-    this.#cache = invalidation.cache('keys', { batch: (accountIds) => this.#loadMany(accountIds) })
+    this.#cache = invalidation.cache('keys', { batch: (accountIds) => this.#loadMany(accountIds), unchanged: (a, b) => a.sameAs(b) })
     this.#materials = new KeyMaterials(cacheSize * SIGNING_ALGS.length, (row) => box.open(row.private_key, sealContext(row.account_id, row.id)))
   }
 
@@ -206,7 +212,7 @@ export class KeyStore {
     const rows = await this.db
       .selectFrom('signing_keys')
       .selectAll()
-      .where('account_id', 'in', accountIds)
+      .where('account_id', 'in', inList(accountIds))
       .where('revoked_at', 'is', null)
       .where((eb) => eb.or([eb('published_until', 'is', null), eb('published_until', '>', now)]))
       .orderBy('signs_from')

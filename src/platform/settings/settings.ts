@@ -3,8 +3,10 @@ import type { Clock } from '../clock.js'
 import type { Awaitable } from '../cache/awaitable.js'
 import type { TtlCache } from '../cache/ttl-cache.js'
 import type { CacheInvalidation } from '../cache/invalidation.js'
+import { shallowEqual } from '../cache/shallow-equal.js'
 import type { AccountSettingsTable, DB } from '../storage/schema.js'
 import type { Tx } from '../storage/transaction.js'
+import { inList } from '../storage/in-list.js'
 import type { Outbox } from '../events/outbox.js'
 import { ProblemError, notFound } from '../http/problems.js'
 
@@ -68,7 +70,7 @@ export class SettingsStore {
     private readonly invalidation: CacheInvalidation,
     private readonly outbox: Outbox,
   ) {
-    this.#cache = invalidation.cache('settings', { batch: (accountIds) => this.#readMany(accountIds) })
+    this.#cache = invalidation.cache('settings', { batch: (accountIds) => this.#readMany(accountIds), unchanged: shallowEqual })
   }
 
   /** The account's settings, from the cache; undefined only for an account that does not exist. */
@@ -82,7 +84,7 @@ export class SettingsStore {
   }
 
   async #readMany(accountIds: readonly string[]): Promise<Map<string, AccountSettings>> {
-    const rows = await this.db.selectFrom('account_settings').selectAll().where('account_id', 'in', accountIds).execute()
+    const rows = await this.db.selectFrom('account_settings').selectAll().where('account_id', 'in', inList(accountIds)).execute()
     return new Map(rows.map((row) => [row.account_id, fromRow(row)]))
   }
 
