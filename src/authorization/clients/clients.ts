@@ -8,8 +8,9 @@ import { decodeCursor, type Page, toPage } from '../../platform/pagination.js'
 import type { DB } from '../../platform/storage/schema.js'
 import { type Tx, transaction } from '../../platform/storage/transaction.js'
 import { listScopeNames } from '../scopes/scope-store.js'
-import { type ClientMetadata, DEFAULT_METADATA, type MetadataPolicy, metadataProblems, usesSecret } from './client-metadata.js'
+import { type ClientMetadata, DEFAULT_METADATA, type MetadataPolicy, metadataProblems, scopesOf, usesSecret } from './client-metadata.js'
 import type { ClientStore, RegisteredClient } from './client-store.js'
+import { checkScopeCeiling } from './scope-ceiling.js'
 import { hashClientSecret, newClientSecret } from './secrets.js'
 
 /** A client as the management API shows it (RFC 7591 §3.2.1), without its secret. */
@@ -27,6 +28,7 @@ export type ClientWithSecret = ClientView & { client_secret?: string; client_sec
 /**
  * Registering, changing, rotating and deleting clients. Every change is one transaction with its event, and
  * is validated as a whole: the merged metadata must make sense, and every scope must exist in the account.
+ * `held` is the scope of the caller's management token: each change keeps to its ceiling (see scope-ceiling.ts).
  */
 export class Clients {
   constructor(
@@ -37,9 +39,10 @@ export class Clients {
     private readonly policy: MetadataPolicy = {},
   ) {}
 
-  async create(accountId: string, input: Partial<ClientMetadata>): Promise<ClientWithSecret> {
+  async create(accountId: string, input: Partial<ClientMetadata>, held: ReadonlySet<string>): Promise<ClientWithSecret> {
     return transaction(this.db, async (tx) => {
       const metadata = await this.#validated(tx, accountId, { ...DEFAULT_METADATA, ...input })
+      checkScopeCeiling(held, scopesOf(metadata))
       const secret = usesSecret(metadata.token_endpoint_auth_method) ? newClientSecret() : undefined
       const now = this.clock.now()
       const client = await this.store.insert(tx, accountId, newId('cli', now), metadata, secret === undefined ? null : hashClientSecret(secret))
@@ -62,10 +65,11 @@ export class Clients {
    * Merges `changes` into the client's metadata. A change to a secret-based authentication method issues a
    * secret if the client had none; leaving secrets behind removes the old one.
    */
-  async update(accountId: string, clientId: string, changes: Partial<ClientMetadata>): Promise<ClientWithSecret> {
+  async update(accountId: string, clientId: string, changes: Partial<ClientMetadata>, held: ReadonlySet<string>): Promise<ClientWithSecret> {
     return transaction(this.db, async (tx) => {
       const client = await this.#existing(tx.db, accountId, clientId)
       const metadata = await this.#validated(tx, accountId, { ...client.metadata, ...changes })
+      checkScopeCeiling(held, [...client.scopes, ...scopesOf(metadata)])
       if (await this.#isAdminClient(tx, accountId, clientId) && changesAccess(client.metadata, metadata)) {
         throw new ProblemError('conflict', "The scopes, grant types and authentication method of the account's original management client are fixed")
       }
@@ -83,9 +87,10 @@ export class Clients {
   }
 
   /** A new secret at once; the old one stops working at the same moment, and so do tokens issued under it. */
-  async rotateSecret(accountId: string, clientId: string): Promise<ClientWithSecret> {
+  async rotateSecret(accountId: string, clientId: string, held: ReadonlySet<string>): Promise<ClientWithSecret> {
     return transaction(this.db, async (tx) => {
       const client = await this.#existing(tx.db, accountId, clientId)
+      checkScopeCeiling(held, client.scopes)
       if (!usesSecret(client.tokenEndpointAuthMethod)) {
         throw new ProblemError('conflict', `This client authenticates with ${client.tokenEndpointAuthMethod}, not a secret`)
       }
@@ -97,9 +102,10 @@ export class Clients {
     })
   }
 
-  async delete(accountId: string, clientId: string): Promise<void> {
+  async delete(accountId: string, clientId: string, held: ReadonlySet<string>): Promise<void> {
     await transaction(this.db, async (tx) => {
       const client = await this.#existing(tx.db, accountId, clientId)
+      checkScopeCeiling(held, client.scopes)
       if (await this.#isAdminClient(tx, accountId, clientId)) {
         throw new ProblemError('conflict', "The account's original management client can't be deleted; reset its secret instead")
       }
