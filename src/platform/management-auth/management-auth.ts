@@ -7,7 +7,7 @@ import type { ManagementScope } from './scopes.js'
 /** What management auth needs to know of a client; the authorization area's client store provides it. */
 export interface ManagementClient {
   kind: ClientKind
-  credentialsChangedAt: number
+  credentialsVersion: number
 }
 
 export interface ManagementPrincipal {
