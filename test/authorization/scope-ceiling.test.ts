@@ -117,6 +117,20 @@ forEachDialect((dialect) => {
       expect((await api(limitedToken, 'DELETE', `/oauth/clients/${created.body.client_id}`)).status).toBe(204)
     })
 
+    it('narrows a token with its client: a scope taken from the client is neither usable nor givable with tokens issued before', async () => {
+      const client = (await api<ClientBody>(admin, 'POST', '/oauth/clients', { grant_types: ['client_credentials'], scope: 'herald:clients:write herald:webhooks:read' })).body
+      const issuedBefore = await tokenOf(account, client)
+      expect((await api(issuedBefore, 'GET', '/webhooks/endpoints')).status).toBe(200)
+      expect((await api(admin, 'PATCH', `/oauth/clients/${client.client_id}`, { scope: 'herald:clients:write' })).status).toBe(200)
+
+      const refused = await api(issuedBefore, 'GET', '/webhooks/endpoints')
+      expect(refused.status, refused.text).toBe(403)
+      expect(refused.body).toMatchObject({ code: 'insufficient_scope' })
+      const before = await snapshot()
+      expectBeyondCeiling(await api(issuedBefore, 'POST', '/oauth/clients', { grant_types: ['client_credentials'], scope: 'herald:webhooks:read' }), ['herald:webhooks:read'])
+      expect(await snapshot()).toEqual(before)
+    })
+
     it("counts the presented token's scopes: the admin client's full token gives everything, a narrowed one only what it carries", async () => {
       const everything = await api<ClientBody>(admin, 'POST', '/oauth/clients', { grant_types: ['client_credentials'], scope: MANAGEMENT_SCOPES.join(' ') })
       expect(everything.status, everything.text).toBe(201)
