@@ -29,7 +29,7 @@ export type ClientWithSecret = ClientView & { client_secret?: string; client_sec
 /**
  * Registering, changing, rotating and deleting clients. Every change is one transaction with its event, and
  * is validated as a whole: the merged metadata must make sense, and every scope must exist in the account.
- * `held` is the scope of the caller's management token: each change keeps to its ceiling (see scope-ceiling.ts).
+ * `held` is the caller's management scopes (ManagementPrincipal): each change keeps to that ceiling (scope-ceiling.ts).
  */
 export class Clients {
   constructor(

@@ -3,8 +3,9 @@ import { isReservedScope } from '../../platform/management-auth/scopes.js'
 
 /**
  * The scope ceiling: a management token may give a client, and may change a client holding, only `herald:` scopes
- * that the token itself carries. What counts is the token's `scope`, since that is what its bearer proved; the
- * account's original management client's full token carries them all. Without this, `herald:clients:write` alone
+ * that the token itself carries. What counts is the token's `scope`, since that is what its bearer proved, as far
+ * as its client is still allowed it (see ManagementAuth); the original management client's full token carries them
+ * all. Without this, `herald:clients:write` alone
  * could make a client with any scope, or take over a stronger client by changing or rotating its credentials.
  */
 export function checkScopeCeiling(held: ReadonlySet<string>, scopes: Iterable<string>): void {

@@ -59,8 +59,8 @@ export interface VerifyOptions {
  * Decides whether an access token is active, for every consumer alike (management auth, introspection,
  * revocation): signed by one of the account's published keys, `typ` at+jwt, issued by the account's issuer,
  * unexpired on the injected clock, naming a client that still exists and whose credentials have not changed
- * since (the token's `cv` is still the client's credentials version), and not revoked. The cheap checks come first; the revocation lookup is the only database read, and only
- * a token that passed everything else reaches it.
+ * since (the token's `cv` is still the client's credentials version), and not revoked. The cheap checks come
+ * first; the revocation lookup is the only database read, and only a token that passed everything else reaches it.
  */
 export class AccessTokenVerifier<C extends TokenClient> {
   /**
