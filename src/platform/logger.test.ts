@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest'
 import type { DestinationStream } from 'pino'
 import type { LogLevel } from './config.js'
-import { createLogger, requestLoggerFactory } from './logger.js'
+import { createLogger, redactedUrl, requestLoggerFactory } from './logger.js'
 
 function capture(level: LogLevel) {
   const lines: Array<Record<string, unknown>> = []
@@ -51,4 +51,22 @@ describe('the per-request logger', () => {
     request.debug('now visible')
     expect(lines).toMatchObject([{ level: 20, reqId: 'req-7', msg: 'now visible' }])
   })
+})
+
+describe('redactedUrl', () => {
+  it.each([
+    ['/accounts/acct_1/oauth/tokens?client_secret=s3cret&code=abc', '/accounts/acct_1/oauth/tokens?client_secret=[redacted]&code=[redacted]'],
+    ['/accounts/acct_1/oauth/introspect?token', '/accounts/acct_1/oauth/introspect?token=[redacted]'],
+    ['/accounts/acct_1/oauth/revoke?eyJ%2Bsecret%3D=x&&', '/accounts/acct_1/oauth/revoke?[redacted]&[redacted]&[redacted]'],
+    ['/accounts/acct_1/oauth/nowhere?refresh_token=r', '/accounts/acct_1/oauth/nowhere?refresh_token=[redacted]'],
+  ])('redacts the query of an OAuth path: %s', (url, redacted) => {
+    expect(redactedUrl(url)).toBe(redacted)
+  })
+
+  it.each(['/accounts/acct_1/webhooks/deliveries?status=failed&limit=5', '/accounts/acct_1/oauth/tokens', '/accounts?cursor=abc', '/oauthx/tokens?a=b'])(
+    'leaves other URLs as they are: %s',
+    (url) => {
+      expect(redactedUrl(url)).toBe(url)
+    },
+  )
 })

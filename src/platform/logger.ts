@@ -24,9 +24,54 @@ export function createLogger(level: LogLevel, destination?: DestinationStream): 
       ],
       censor: '[redacted]',
     },
+    serializers: { req: requestSummary },
     },
     destination,
   )
+}
+
+/** What Fastify logs of a request ("incoming request"). */
+interface LoggedRequest {
+  method: string
+  url: string
+  host?: string
+  ip?: string
+  headers?: Record<string, string | string[] | undefined>
+  socket?: { remotePort?: number }
+}
+
+/** Fastify's own summary of a request, but with the URL passed through redactedUrl. */
+function requestSummary(request: LoggedRequest): Record<string, unknown> {
+  return {
+    method: request.method,
+    url: redactedUrl(request.url),
+    version: request.headers?.['accept-version'],
+    host: request.host,
+    remoteAddress: request.ip,
+    remotePort: request.socket?.remotePort,
+  }
+}
+
+const OAUTH_PATH = /(?:^|\/)oauth\//
+/** A name that looks like a parameter's is kept; anything else might be a pasted credential. */
+const PARAMETER_NAME = /^[A-Za-z0-9_.-]{1,64}$/
+
+/**
+ * `url` with the values of its query redacted when it addresses an OAuth endpoint. Clients must not put credentials
+ * in a URL (RFC 6749 §2.3.1), yet some do (`client_secret`, `code`, `refresh_token`,
+ * `client_assertion`), and the query is logged at info with every request. Parameter names stay.
+ */
+export function redactedUrl(url: string): string {
+  const start = url.indexOf('?')
+  if (start === -1 || !OAUTH_PATH.test(url.slice(0, start))) return url
+  const query = url
+    .slice(start + 1)
+    .split('&')
+    .map((pair) => {
+      const name = pair.split('=', 1)[0] ?? ''
+      return PARAMETER_NAME.test(name) ? `${name}=[redacted]` : '[redacted]'
+    })
+  return `${url.slice(0, start)}?${query.join('&')}`
 }
 
 type Method = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace'

@@ -21,9 +21,11 @@ import {
 import { DEFAULT_METADATA } from '../../src/authorization/clients/client-metadata.js'
 import type { RegisteredClient } from '../../src/authorization/clients/client-store.js'
 import { ConfigError, loadConfig } from '../../src/platform/config.js'
+import { newId } from '../../src/platform/ids.js'
 import { createLogger } from '../../src/platform/logger.js'
 import { parseCidrList } from '../../src/platform/outbound/addresses.js'
 import { createGuardedAgent } from '../../src/platform/outbound/guarded-agent.js'
+import { transaction } from '../../src/platform/storage/transaction.js'
 import { TestClock } from '../support/clock.js'
 import { type CreatedAccount, type TestHerald, forEachDialect, useHerald } from '../support/herald.js'
 import { type ApiResponse, basicAuth, call, createAccount, managementToken } from '../support/http.js'
@@ -327,6 +329,8 @@ forEachDialect((dialect) => {
       expectInvalidClient(await tokenRequest(account, withAssertion(await assertion(h.current, account, clientId, key, { jti: undefined }))), /no jti claim/)
       expectInvalidClient(await tokenRequest(account, withAssertion(await assertion(h.current, account, clientId, key, { jti: 42 }))), /jti/)
       expectInvalidClient(await tokenRequest(account, withAssertion(await assertion(h.current, account, clientId, key, { jti: 'x'.repeat(257) }))), /jti/)
+      // Stored on SQLite, refused by PostgreSQL (and then a 400): the same invalid_client on both.
+      expectInvalidClient(await tokenRequest(account, withAssertion(await assertion(h.current, account, clientId, key, { jti: 'a\u0000b' }))), /jti/)
       expect(await jtiRows(clientId)).toBe(0)
     })
 
@@ -522,7 +526,12 @@ forEachDialect((dialect) => {
 
     it('still refuses the metadata address, which the allow-list does not cover', async () => {
       const key = await signingKey()
-      const clientId = await register('http://169.254.169.254/latest/jwks')
+      const refused = await call(`${account.base}/oauth/clients`, 'POST', {
+        token,
+        json: { grant_types: ['client_credentials'], token_endpoint_auth_method: 'private_key_jwt', jwks_uri: 'http://169.254.169.254/latest/jwks' },
+      })
+      expectJwksUriRefused(refused, /link-local address \(169\.254\.169\.254\)/)
+      const clientId = await storedWithJwksUri(h.current, account, 'http://169.254.169.254/latest/jwks')
       expectInvalidClient(await tokenRequest(account, withAssertion(await assertion(h.current, account, clientId, key))), /JWK Set could not be retrieved/)
       expect(warnings(h.current, clientId).map((entry) => entry.reason)).toEqual(['blocked_address'])
     })
@@ -543,12 +552,13 @@ forEachDialect((dialect) => {
       const key = await signingKey()
       jwks.documents.set('/jwks', { status: 200, body: JSON.stringify({ keys: [key.publicJwk] }) })
       for (const uri of [`${jwks.origin}/jwks`, 'http://169.254.169.254/latest/jwks', `http://localhost:${new URL(jwks.origin).port}/jwks`]) {
-        const created = await call<ClientBody>(`${account.base}/oauth/clients`, 'POST', {
+        const refused = await call(`${account.base}/oauth/clients`, 'POST', {
           token,
           json: { grant_types: ['client_credentials'], token_endpoint_auth_method: 'private_key_jwt', jwks_uri: uri },
         })
-        expect(created.status).toBe(201)
-        const clientId = created.body.client_id
+        expectJwksUriRefused(refused, /must not point at an? (loopback|link-local) address/)
+        // Registered before the check, or when its name resolved elsewhere: the fetch still vets the address.
+        const clientId = await storedWithJwksUri(h.current, account, uri)
         const response = await tokenRequest(account, withAssertion(await assertion(h.current, account, clientId, key)))
         expectInvalidClient(response, /^The client's JWK Set could not be retrieved$/)
         expect(warnings(h.current, clientId).map((entry) => entry.reason), uri).toEqual(['blocked_address'])
@@ -557,3 +567,17 @@ forEachDialect((dialect) => {
     })
   })
 })
+
+/** Registration refused the jwks_uri as an address Herald must not fetch from, and wrote nothing. */
+function expectJwksUriRefused(answer: ApiResponse, reason: RegExp): void {
+  expect(answer.status, answer.text).toBe(400)
+  expect(answer.body).toMatchObject({ code: 'validation_failed', errors: [{ pointer: '/body/jwks_uri', message: expect.stringMatching(reason) }] })
+}
+
+/** A private_key_jwt client with this jwks_uri, stored as it is, past registration's checks. */
+async function storedWithJwksUri(h: TestHerald, account: CreatedAccount, jwksUri: string): Promise<string> {
+  const id = newId('cli', h.clock.now())
+  const metadata = { ...DEFAULT_METADATA, grant_types: ['client_credentials' as const], response_types: [], token_endpoint_auth_method: 'private_key_jwt' as const, jwks_uri: jwksUri }
+  await transaction(h.herald.database.db, (tx) => h.herald.clients.insert(tx, account.id, id, metadata, null))
+  return id
+}

@@ -2,6 +2,7 @@ import { type Static, Type } from 'typebox'
 import type { FieldError } from '../../platform/http/problems.js'
 import { LIFETIME_BOUNDS } from '../../platform/settings/settings.js'
 import type { ClientKind, TokenEndpointAuthMethod } from '../../platform/storage/schema.js'
+import { audienceProblem } from '../../platform/audience.js'
 import { isReservedScope } from '../../platform/management-auth/scopes.js'
 import { isValidScopeToken } from '../token/scope-policy.js'
 
@@ -157,7 +158,8 @@ export function metadataProblems(metadata: ClientMetadata, knownScopes: Readonly
     if (value !== null && !isHttpsUrl(value)) problem(field, 'must be an https URL')
   }
   metadata.audience.forEach((value, index) => {
-    if (!isAbsoluteUriWithoutFragment(value)) problem(`audience/${index}`, 'must be an absolute URI without a fragment (RFC 8707 §2)')
+    const reason = audienceProblem(value)
+    if (reason) problem(`audience/${index}`, reason)
   })
   metadata.allowed_cors_origins.forEach((value, index) => {
     if (!isOrigin(value)) problem(`allowed_cors_origins/${index}`, 'must be an origin: scheme, host and optional port, nothing else')
@@ -216,15 +218,6 @@ function isHttpsUrl(value: string): boolean {
   try {
     const url = new URL(value)
     return url.protocol === 'https:' && !value.includes('#')
-  } catch {
-    return false
-  }
-}
-
-function isAbsoluteUriWithoutFragment(value: string): boolean {
-  try {
-    new URL(value)
-    return !value.includes('#')
   } catch {
     return false
   }

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely'
+import { type Kysely, type RawBuilder, sql } from 'kysely'
 import type { Clock } from '../../platform/clock.js'
 import type { Awaitable } from '../../platform/cache/awaitable.js'
 import type { TtlCache } from '../../platform/cache/ttl-cache.js'
@@ -23,7 +23,11 @@ export interface RegisteredClient {
   /** The scopes the client may request, in registration order; requesting none grants them all. */
   scopes: readonly string[]
   metadata: ClientMetadata
-  credentialsChangedAt: number
+  /**
+   * The credentials_changed_at column: when the credentials last changed, in ms, but never the same value twice
+   * (see nextCredentialsVersion), so tokens carry it as the version they were issued under.
+   */
+  credentialsVersion: number
   createdAt: number
   updatedAt: number
 }
@@ -106,7 +110,7 @@ export class ClientStore {
       ...columnsOf(metadata),
       secret_hash: secretHash,
       updated_at: now,
-      ...(credentialsChanged && { credentials_changed_at: now }),
+      ...(credentialsChanged && { credentials_changed_at: nextCredentialsVersion(now) }),
     }
     await tx.db.updateTable('clients').set(changes).where('account_id', '=', client.accountId).where('id', '=', client.id).execute()
     await this.#writeScopes(tx, client.accountId, client.id, metadata)
@@ -121,7 +125,7 @@ export class ClientStore {
     const now = this.clock.now()
     const result = await tx.db
       .updateTable('clients')
-      .set({ secret_hash: secretHash, credentials_changed_at: now, updated_at: now })
+      .set({ secret_hash: secretHash, credentials_changed_at: nextCredentialsVersion(now), updated_at: now })
       .where('account_id', '=', accountId)
       .where('id', '=', clientId)
       .executeTakeFirst()
@@ -165,10 +169,19 @@ export class ClientStore {
 function sameClient(a: RegisteredClient, b: RegisteredClient): boolean {
   return (
     a.updatedAt === b.updatedAt &&
-    a.credentialsChangedAt === b.credentialsChangedAt &&
+    a.credentialsVersion === b.credentialsVersion &&
     a.secretHash === b.secretHash &&
     JSON.stringify(a.metadata) === JSON.stringify(b.metadata)
   )
+}
+
+/**
+ * The new credentials version: the time, unless a change already took that millisecond (or the clock went back),
+ * then one past the last. A reset in the same millisecond as the last change, or as a token's issue, still
+ * refuses every token issued before it. One expression, so concurrent changes each move it on.
+ */
+function nextCredentialsVersion(now: number): RawBuilder<number> {
+  return sql<number>`case when credentials_changed_at < ${now} then ${now} else credentials_changed_at + 1 end`
 }
 
 function cacheKey(accountId: string, clientId: string): string {
@@ -200,7 +213,7 @@ function fromRow(row: ClientsTable): RegisteredClient {
     grantTypes: new Set(metadata.grant_types),
     scopes: scopesOf(metadata),
     metadata,
-    credentialsChangedAt: row.credentials_changed_at,
+    credentialsVersion: row.credentials_changed_at,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   }

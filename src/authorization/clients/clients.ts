@@ -1,15 +1,17 @@
 import type { Kysely } from 'kysely'
 import { type Clock, toRfc3339 } from '../../platform/clock.js'
 import type { Outbox } from '../../platform/events/outbox.js'
-import { ProblemError, notFound } from '../../platform/http/problems.js'
+import { type FieldError, ProblemError, notFound } from '../../platform/http/problems.js'
 import { newId } from '../../platform/ids.js'
+import { type OutboundUrlPolicy, outboundUrlProblem } from '../../platform/outbound/url-policy.js'
 import { MANAGEMENT_SCOPES } from '../../platform/management-auth/scopes.js'
 import { decodeCursor, type Page, toPage } from '../../platform/pagination.js'
 import type { DB } from '../../platform/storage/schema.js'
 import { type Tx, transaction } from '../../platform/storage/transaction.js'
 import { listScopeNames } from '../scopes/scope-store.js'
-import { type ClientMetadata, DEFAULT_METADATA, type MetadataPolicy, metadataProblems, usesSecret } from './client-metadata.js'
+import { type ClientMetadata, DEFAULT_METADATA, metadataProblems, scopesOf, usesSecret } from './client-metadata.js'
 import type { ClientStore, RegisteredClient } from './client-store.js'
+import { checkScopeCeiling } from './scope-ceiling.js'
 import { hashClientSecret, newClientSecret } from './secrets.js'
 
 /** A client as the management API shows it (RFC 7591 §3.2.1), without its secret. */
@@ -27,6 +29,7 @@ export type ClientWithSecret = ClientView & { client_secret?: string; client_sec
 /**
  * Registering, changing, rotating and deleting clients. Every change is one transaction with its event, and
  * is validated as a whole: the merged metadata must make sense, and every scope must exist in the account.
+ * `held` is the caller's management scopes (ManagementPrincipal): each change keeps to that ceiling (scope-ceiling.ts).
  */
 export class Clients {
   constructor(
@@ -34,12 +37,14 @@ export class Clients {
     private readonly store: ClientStore,
     private readonly clock: Clock,
     private readonly outbox: Outbox,
-    private readonly policy: MetadataPolicy = {},
+    private readonly urlPolicy: OutboundUrlPolicy,
   ) {}
 
-  async create(accountId: string, input: Partial<ClientMetadata>): Promise<ClientWithSecret> {
+  async create(accountId: string, input: Partial<ClientMetadata>, held: ReadonlySet<string>): Promise<ClientWithSecret> {
+    const jwksUri = await this.#jwksUriProblem(input.jwks_uri)
     return transaction(this.db, async (tx) => {
-      const metadata = await this.#validated(tx, accountId, { ...DEFAULT_METADATA, ...input })
+      const metadata = await this.#validated(tx, accountId, { ...DEFAULT_METADATA, ...input }, jwksUri)
+      checkScopeCeiling(held, scopesOf(metadata))
       const secret = usesSecret(metadata.token_endpoint_auth_method) ? newClientSecret() : undefined
       const now = this.clock.now()
       const client = await this.store.insert(tx, accountId, newId('cli', now), metadata, secret === undefined ? null : hashClientSecret(secret))
@@ -62,10 +67,12 @@ export class Clients {
    * Merges `changes` into the client's metadata. A change to a secret-based authentication method issues a
    * secret if the client had none; leaving secrets behind removes the old one.
    */
-  async update(accountId: string, clientId: string, changes: Partial<ClientMetadata>): Promise<ClientWithSecret> {
+  async update(accountId: string, clientId: string, changes: Partial<ClientMetadata>, held: ReadonlySet<string>): Promise<ClientWithSecret> {
+    const jwksUri = await this.#jwksUriProblem(changes.jwks_uri)
     return transaction(this.db, async (tx) => {
       const client = await this.#existing(tx.db, accountId, clientId)
-      const metadata = await this.#validated(tx, accountId, { ...client.metadata, ...changes })
+      const metadata = await this.#validated(tx, accountId, { ...client.metadata, ...changes }, jwksUri)
+      checkScopeCeiling(held, [...client.scopes, ...scopesOf(metadata)])
       if (await this.#isAdminClient(tx, accountId, clientId) && changesAccess(client.metadata, metadata)) {
         throw new ProblemError('conflict', "The scopes, grant types and authentication method of the account's original management client are fixed")
       }
@@ -83,9 +90,10 @@ export class Clients {
   }
 
   /** A new secret at once; the old one stops working at the same moment, and so do tokens issued under it. */
-  async rotateSecret(accountId: string, clientId: string): Promise<ClientWithSecret> {
+  async rotateSecret(accountId: string, clientId: string, held: ReadonlySet<string>): Promise<ClientWithSecret> {
     return transaction(this.db, async (tx) => {
       const client = await this.#existing(tx.db, accountId, clientId)
+      checkScopeCeiling(held, client.scopes)
       if (!usesSecret(client.tokenEndpointAuthMethod)) {
         throw new ProblemError('conflict', `This client authenticates with ${client.tokenEndpointAuthMethod}, not a secret`)
       }
@@ -97,9 +105,10 @@ export class Clients {
     })
   }
 
-  async delete(accountId: string, clientId: string): Promise<void> {
+  async delete(accountId: string, clientId: string, held: ReadonlySet<string>): Promise<void> {
     await transaction(this.db, async (tx) => {
       const client = await this.#existing(tx.db, accountId, clientId)
+      checkScopeCeiling(held, client.scopes)
       if (await this.#isAdminClient(tx, accountId, clientId)) {
         throw new ProblemError('conflict', "The account's original management client can't be deleted; reset its secret instead")
       }
@@ -114,13 +123,25 @@ export class Clients {
     return client
   }
 
-  async #validated(tx: Tx, accountId: string, metadata: ClientMetadata): Promise<ClientMetadata> {
+  /** `jwksUriProblem` is what outboundUrlProblem found, added unless the metadata's own checks refuse the URL already. */
+  async #validated(tx: Tx, accountId: string, metadata: ClientMetadata, jwksUriProblem: FieldError | undefined): Promise<ClientMetadata> {
     const known = new Set<string>([...(await listScopeNames(tx.db, accountId)), ...MANAGEMENT_SCOPES])
-    const problems = metadataProblems(metadata, known, this.policy)
+    const problems = metadataProblems(metadata, known, { allowHttpJwksUri: this.urlPolicy.allowHttp })
+    if (jwksUriProblem && !problems.some((problem) => problem.pointer === jwksUriProblem.pointer)) problems.push(jwksUriProblem)
     if (problems.length > 0) {
       throw new ProblemError('validation_failed', problems.map((p) => `${p.pointer.slice('/body/'.length)} ${p.message}`).join('; '), problems)
     }
     return metadata
+  }
+
+  /**
+   * A `jwks_uri` is vetted like a webhook URL: one naming a private, loopback or metadata address is refused now,
+   * not only when Herald fetches it. Outside the transaction, since a name may take seconds to resolve.
+   */
+  async #jwksUriProblem(uri: string | null | undefined): Promise<FieldError | undefined> {
+    if (typeof uri !== 'string') return undefined
+    const reason = await outboundUrlProblem(uri, this.urlPolicy)
+    return reason === undefined ? undefined : { pointer: '/body/jwks_uri', message: reason }
   }
 
   /** The account's original management client is the way back in: it can't be deleted or lose its access. */

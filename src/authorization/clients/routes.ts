@@ -1,4 +1,5 @@
 import { Type } from 'typebox'
+import { principalOf } from '../../platform/http/account-scope.js'
 import { PageQuery, ProblemSchema } from '../../platform/http/schemas.js'
 import type { App } from '../../platform/http/types.js'
 import { ClientMetadataFields } from './client-metadata.js'
@@ -29,7 +30,7 @@ export function clientRoutes(app: App, clients: Clients): void {
       bodyLimit: BODY_LIMIT,
       schema: { summary: 'Registers a client (RFC 7591 metadata)', tags: ['clients'], body: MetadataInput, response: { 201: ClientSchema, ...errors } },
     },
-    async (request, reply) => reply.status(201).send(await clients.create(request.account.id, request.body)),
+    async (request, reply) => reply.status(201).send(await clients.create(request.account.id, request.body, principalOf(request).scopes)),
   )
 
   app.get(
@@ -54,14 +55,14 @@ export function clientRoutes(app: App, clients: Clients): void {
       bodyLimit: BODY_LIMIT,
       schema: { summary: "Changes a client's metadata; the result is validated as a whole", tags: ['clients'], params: ClientParams, body: MetadataInput, response: { 200: ClientSchema, ...errors } },
     },
-    async (request) => clients.update(request.account.id, request.params.clientId, request.body),
+    async (request) => clients.update(request.account.id, request.params.clientId, request.body, principalOf(request).scopes),
   )
 
   app.delete(
     '/oauth/clients/:clientId',
     { config: { scope: 'herald:clients:write' }, schema: { summary: 'Deletes a client; its tokens stop being issued and introspect inactive', tags: ['clients'], params: ClientParams, response: { 204: Type.Null(), ...errors } } },
     async (request, reply) => {
-      await clients.delete(request.account.id, request.params.clientId)
+      await clients.delete(request.account.id, request.params.clientId, principalOf(request).scopes)
       return reply.status(204).send(null)
     },
   )
@@ -69,6 +70,6 @@ export function clientRoutes(app: App, clients: Clients): void {
   app.post(
     '/oauth/clients/:clientId/secret',
     { config: { scope: 'herald:clients:write' }, schema: { summary: "Replaces the client's secret at once; the new one is shown only here", tags: ['clients'], params: ClientParams, response: { 200: ClientSchema, ...errors } } },
-    async (request) => clients.rotateSecret(request.account.id, request.params.clientId),
+    async (request) => clients.rotateSecret(request.account.id, request.params.clientId, principalOf(request).scopes),
   )
 }

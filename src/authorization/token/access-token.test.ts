@@ -11,6 +11,7 @@ const claims: AccessTokenClaims = {
   jti: '0b6c7d1e-8f2a-4b3c-9d4e-5f6a7b8c9d0e',
   client_id: 'cl_01jabcdefghijklmnopqrstuvwxyz',
   scope: 'orders:read herald:scopes:write',
+  cv: 1763719999123,
 }
 
 describe('accessTokenClaimsJson', () => {

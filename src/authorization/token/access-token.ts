@@ -46,12 +46,13 @@ export function issueAccessToken(input: AccessTokenInput): IssuedAccessToken {
       jti: randomUUID(),
       client_id: input.client.id,
       scope: input.scope,
+      cv: input.client.credentialsVersion,
     }),
   )
   return { token, expiresIn }
 }
 
-/** RFC 9068 §2.2 */
+/** RFC 9068 §2.2, and Herald's private `cv` (see AccessTokenVerifier). */
 export interface AccessTokenClaims {
   iss: string
   sub: string
@@ -61,18 +62,19 @@ export interface AccessTokenClaims {
   jti: string
   client_id: string
   scope: string
+  cv: number
 }
 
 /**
  * The claims as JSON text, exactly as JSON.stringify would write them (the tests compare the two). Written out by
  * hand because on Node 20, JSON.stringify of the claims object costs more than everything else in encoding a token
- * short of signing it; exp and iat are integers, and a string is escaped only when it holds a character JSON
+ * short of signing it; exp, iat and cv are integers, and a string is escaped only when it holds a character JSON
  * escapes.
  */
 export function accessTokenClaimsJson(claims: AccessTokenClaims): string {
   return (
     `{"iss":${jsonString(claims.iss)},"sub":${jsonString(claims.sub)},"aud":${jsonString(claims.aud)},"exp":${claims.exp},"iat":${claims.iat},` +
-    `"jti":${jsonString(claims.jti)},"client_id":${jsonString(claims.client_id)},"scope":${jsonString(claims.scope)}}`
+    `"jti":${jsonString(claims.jti)},"client_id":${jsonString(claims.client_id)},"scope":${jsonString(claims.scope)},"cv":${claims.cv}}`
   )
 }
 

@@ -84,8 +84,9 @@ export class ClientAssertions {
       throw this.#refusal(error, client)
     }
     const { jti, exp, iat } = payload
-    if (typeof jti !== 'string' || jti.length === 0 || jti.length > MAX_JTI_LENGTH) {
-      throw invalidClient(`The client assertion's jti must be a string of 1 to ${MAX_JTI_LENGTH} characters`)
+    // The jti is stored (AssertionReplay), and PostgreSQL refuses a NUL that SQLite would store.
+    if (typeof jti !== 'string' || jti.length === 0 || jti.length > MAX_JTI_LENGTH || jti.includes('\u0000')) {
+      throw invalidClient(`The client assertion's jti must be a string of 1 to ${MAX_JTI_LENGTH} characters, without NUL`)
     }
     // jose has checked that exp (required) and iat (when present) are numbers.
     return { jti, exp: exp as number, ...(iat !== undefined && { iat }) }

@@ -15,11 +15,14 @@ export interface AccessTokenClaims {
   jti: string
   client_id: string
   scope: string
+  /** The version of the client's credentials the token was issued under. */
+  cv: number
 }
 
 /** What verification needs to know of the client a token names. */
 export interface TokenClient {
-  credentialsChangedAt: number
+  /** Changes with every change of the client's credentials (a secret reset), and never repeats. */
+  credentialsVersion: number
 }
 
 /** The clients of an account; the authorization area's client store provides it. */
@@ -58,8 +61,8 @@ export interface VerifyOptions {
  * Decides whether an access token is active, for every consumer alike (management auth, introspection,
  * revocation): signed by one of the account's published keys, `typ` at+jwt, issued by the account's issuer,
  * unexpired on the injected clock, naming a client that still exists and whose credentials have not changed
- * since, and not revoked. The cheap checks come first; the revocation lookup is the only database read, and only
- * a token that passed everything else reaches it.
+ * since (the token's `cv` is still the client's credentials version), and not revoked. The cheap checks come
+ * first; the revocation lookup is the only database read, and only a token that passed everything else reaches it.
  */
 export class AccessTokenVerifier<C extends TokenClient> {
   /**
@@ -88,8 +91,9 @@ export class AccessTokenVerifier<C extends TokenClient> {
 
     const client = await this.clients.find(accountId, checked.client_id)
     if (!client) return inactive('client_gone')
-    // iat has one-second precision: a token is refused if it was issued in a whole second before the change.
-    if (checked.iat < Math.floor(client.credentialsChangedAt / 1000)) return inactive('credentials_changed')
+    // Compared by version rather than by iat, whose whole seconds let a token issued in the second of a reset (or
+    // by an instance whose cache still held the old secret) survive it.
+    if (checked.cv !== client.credentialsVersion) return inactive('credentials_changed')
     if (await this.revocations.isRevoked(accountId, checked.jti)) return inactive('revoked')
     return { active: true, claims: checked, client }
   }
@@ -118,7 +122,7 @@ export class AccessTokenVerifier<C extends TokenClient> {
           typ: 'at+jwt',
           algorithms: ['ES256', 'RS256'],
           currentDate: new Date(now),
-          requiredClaims: ['iss', 'sub', 'aud', 'exp', 'iat', 'jti', 'client_id'],
+          requiredClaims: ['iss', 'sub', 'aud', 'exp', 'iat', 'jti', 'client_id', 'cv'],
         },
       )
       const claims = asClaims(payload)
@@ -143,8 +147,8 @@ function inactive(reason: InactiveReason): { active: false; reason: InactiveReas
 /** jose checked the registered claims' types; Herald's own claims are checked here. */
 function asClaims(payload: JWTPayload): AccessTokenClaims | undefined {
   const { iss, sub, aud, exp, iat, jti } = payload
-  const { client_id: clientId, scope = '' } = payload as { client_id?: unknown; scope?: unknown }
+  const { client_id: clientId, scope = '', cv } = payload as { client_id?: unknown; scope?: unknown; cv?: unknown }
   if (typeof iss !== 'string' || typeof sub !== 'string' || aud === undefined || typeof exp !== 'number' || typeof iat !== 'number') return undefined
-  if (typeof jti !== 'string' || typeof clientId !== 'string' || typeof scope !== 'string') return undefined
-  return { iss, sub, aud, exp, iat, jti, client_id: clientId, scope }
+  if (typeof jti !== 'string' || typeof clientId !== 'string' || typeof scope !== 'string' || typeof cv !== 'number') return undefined
+  return { iss, sub, aud, exp, iat, jti, client_id: clientId, scope, cv }
 }

@@ -58,3 +58,9 @@ export async function accountScope(app: App, deps: AccountScopeDeps): Promise<vo
     }),
   )
 }
+
+/** The caller of a route that requires a management scope: its hook has authenticated it before the handler runs. */
+export function principalOf(request: FastifyRequest): ManagementPrincipal {
+  if (!request.principal) throw new Error(`${request.routeOptions.url ?? request.url} requires no management scope, so it has no principal`)
+  return request.principal
+}

@@ -7,11 +7,14 @@ import type { ManagementScope } from './scopes.js'
 /** What management auth needs to know of a client; the authorization area's client store provides it. */
 export interface ManagementClient {
   kind: ClientKind
-  credentialsChangedAt: number
+  credentialsVersion: number
+  /** The scopes the client is allowed now. */
+  scopes: readonly string[]
 }
 
 export interface ManagementPrincipal {
   clientId: string
+  /** The token's scopes that its client is still allowed: a narrowed client's tokens narrow with it. */
   scopes: ReadonlySet<string>
   jti: string
 }
@@ -22,7 +25,7 @@ const BEARER = /^Bearer ([A-Za-z0-9\-._~+/]+=*)$/i
 /**
  * Authenticates calls to an account's management API with the account's own access tokens: active by the same
  * rules introspection applies (see AccessTokenVerifier), issued for the issuer itself (`aud`), to a management
- * client, and carrying the route's scope.
+ * client, and carrying the route's scope, which the client must still be allowed.
  */
 export class ManagementAuth {
   constructor(private readonly verifier: AccessTokenVerifier<ManagementClient>) {}
@@ -37,7 +40,7 @@ export class ManagementAuth {
     const { claims, client } = verified
     if (client.kind !== 'management') throw invalidToken('The access token was not issued to a management client')
 
-    const scopes = new Set(claims.scope.split(' ').filter(Boolean))
+    const scopes = new Set(claims.scope.split(' ').filter((scope) => client.scopes.includes(scope)))
     if (!scopes.has(required)) throw new ProblemError('insufficient_scope', `This operation requires the scope ${required}`)
     return { clientId: claims.client_id, scopes, jti: claims.jti }
   }

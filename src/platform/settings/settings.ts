@@ -8,6 +8,7 @@ import type { AccountSettingsTable, DB } from '../storage/schema.js'
 import type { Tx } from '../storage/transaction.js'
 import { inList } from '../storage/in-list.js'
 import type { Outbox } from '../events/outbox.js'
+import { audienceProblem } from '../audience.js'
 import { ProblemError, notFound } from '../http/problems.js'
 
 /**
@@ -93,6 +94,8 @@ export class SettingsStore {
    * long enough for the longer-lived tokens it may now sign.
    */
   async update(tx: Tx, accountId: string, patch: Partial<AccountSettings>): Promise<AccountSettings> {
+    const audience = typeof patch.default_audience === 'string' ? audienceProblem(patch.default_audience) : undefined
+    if (audience) throw new ProblemError('validation_failed', `default_audience ${audience}`, [{ pointer: '/body/default_audience', message: audience }])
     const now = this.clock.now()
     // Touching the row first locks it (on PostgreSQL) until commit, so a concurrent change can't slip in
     // between the read and the write and be lost, or break the check between two lifetimes.

@@ -11,7 +11,7 @@ import { cancellation } from '../delivery/deliveries.js'
 import { generateSecret, secretKey } from '../delivery/signing.js'
 import type { WakeSignal } from '../delivery/wake.js'
 import type { EndpointStore } from './endpoint-store.js'
-import { type EndpointUrlPolicy, endpointUrlProblem } from './endpoint-url.js'
+import { type OutboundUrlPolicy, outboundUrlProblem } from '../../platform/outbound/url-policy.js'
 import type { StatusSweeps } from './status-sweeps.js'
 
 export interface EndpointView {
@@ -57,7 +57,7 @@ export class Endpoints {
     private readonly outbox: Outbox,
     private readonly sweeps: StatusSweeps,
     private readonly wake: WakeSignal,
-    private readonly urlPolicy: EndpointUrlPolicy,
+    private readonly urlPolicy: OutboundUrlPolicy,
   ) {}
 
   async create(accountId: string, input: EndpointInput): Promise<EndpointView> {
@@ -238,7 +238,7 @@ export class Endpoints {
   }
 
   async #checkUrl(url: string): Promise<void> {
-    const problem = await endpointUrlProblem(url, this.urlPolicy)
+    const problem = await outboundUrlProblem(url, this.urlPolicy)
     if (problem) throw new ProblemError('validation_failed', `url ${problem}`, [{ pointer: '/body/url', message: problem }])
   }
 }

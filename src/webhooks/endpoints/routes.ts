@@ -20,19 +20,14 @@ const EndpointSchema = Type.Object({
   updated_at: Timestamp,
 })
 const SecretText = Type.String({ maxLength: 200, description: 'whsec_ followed by the base64 of 24 to 64 random bytes' })
-/**
- * Text without NUL: PostgreSQL refuses it in a text column and SQLite stores it, so without this the same request
- * would be a 400 on one dialect and a 201 on the other.
- */
-const NO_NUL = '^[^\\u0000]*$'
 const Fields = {
   url: Type.String({ minLength: 1, maxLength: 2048, description: 'https, and not a private, loopback or link-local address (see HERALD_WEBHOOK_ALLOWED_CIDRS)' }),
-  description: Type.String({ maxLength: 1024, pattern: NO_NUL }),
+  description: Type.String({ maxLength: 1024 }),
   // TypeBox turns a Record's key schema into a pattern and drops its maxLength, so the key bound is stated as
   // propertyNames, which Ajv enforces.
-  metadata: Type.Record(Type.String(), Type.String({ maxLength: 512, pattern: NO_NUL }), {
+  metadata: Type.Record(Type.String(), Type.String({ maxLength: 512 }), {
     maxProperties: 50,
-    propertyNames: { maxLength: 64, pattern: NO_NUL },
+    propertyNames: { maxLength: 64 },
     description: 'Your own labels; Herald only stores them. Keys are at most 64 characters, values at most 512',
   }),
   rate_limit: Type.Union([Type.Integer({ minimum: 1, maximum: 10_000 }), Type.Null()], { description: 'Deliveries per second at most, across every worker; null for no limit' }),

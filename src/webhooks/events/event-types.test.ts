@@ -1,7 +1,7 @@
 import { readFileSync, readdirSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { BUILT_IN_EVENT_TYPES, isValidPattern, matchesPattern } from './event-types.js'
+import { BUILT_IN_EVENT_TYPES, isReservedType, isValidPattern, matchesPattern } from './event-types.js'
 
 describe('event type patterns', () => {
   it('matches exact names, prefixes at any depth, and everything', () => {
@@ -17,6 +17,13 @@ describe('event type patterns', () => {
   it('refuses malformed patterns', () => {
     for (const good of ['*', 'a', 'a.b', 'a.*', 'invoice_v2.paid-late']) expect(isValidPattern(good)).toBe(true)
     for (const bad of ['', '.', 'a.', '.a', 'a..b', '*.a', 'a*', 'a.*.b', 'a b', 'a.**', 'é']) expect(isValidPattern(bad)).toBe(false)
+  })
+})
+
+describe('reserved types', () => {
+  it("refuses Herald's namespaces and the bare names, in any case, and nothing that only begins like them", () => {
+    for (const reserved of ['oauth', 'webhook', 'OAuth', 'WEBHOOK', 'oauth.client.created', 'Webhook.ping']) expect(isReservedType(reserved), reserved).toBe(true)
+    for (const free of ['oauthx', 'oauth_v2.x', 'webhooks', 'webhook-x', 'my.oauth', 'invoice.paid']) expect(isReservedType(free), free).toBe(false)
   })
 })
 

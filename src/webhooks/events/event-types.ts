@@ -6,12 +6,15 @@ export function isValidTypeName(type: string): boolean {
   return type.length <= MAX_TYPE_LENGTH && TYPE_NAME.test(type)
 }
 
-/** Herald's own events; callers can't publish under these prefixes, in any case (`OAUTH.x` would pass for one). */
-export const RESERVED_TYPE_PREFIXES = ['oauth.', 'webhook.'] as const
+/**
+ * Herald's own namespaces: callers can't publish a type in one (`oauth.x`) nor the bare name (`oauth`), in any case
+ * (`OAUTH.x` would pass for one).
+ */
+const RESERVED_NAMESPACES = ['oauth', 'webhook'] as const
 
 export function isReservedType(type: string): boolean {
   const lower = type.toLowerCase()
-  return RESERVED_TYPE_PREFIXES.some((prefix) => lower.startsWith(prefix))
+  return RESERVED_NAMESPACES.some((namespace) => lower === namespace || lower.startsWith(`${namespace}.`))
 }
 
 /**

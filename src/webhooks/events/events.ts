@@ -100,7 +100,7 @@ export class Events {
       throw new ProblemError('validation_failed', 'type must be dot-separated words of letters, digits, _ and - (at most 128 characters)', [{ pointer: '/body/type', message: 'is not a valid event type' }])
     }
     if (isReservedType(input.type)) {
-      throw new ProblemError('validation_failed', 'types starting with oauth. or webhook. are Herald\'s own', [{ pointer: '/body/type', message: 'uses a reserved prefix' }])
+      throw new ProblemError('validation_failed', "oauth, webhook and the types under them are Herald's own", [{ pointer: '/body/type', message: 'is in a reserved namespace' }])
     }
     const key = input.idempotency_key ?? null
     const requestHash = key === null ? null : createHash('sha256').update(canonicalJson({ type: input.type, data: input.data })).digest('base64url')

@@ -1,7 +1,8 @@
 import { lookup } from 'node:dns/promises'
-import { type BlockReason, type Cidr, isAllowedAddress, parseHostLiteral } from '../../platform/outbound/addresses.js'
+import { type BlockReason, type Cidr, isAllowedAddress, parseHostLiteral } from './addresses.js'
 
-export interface EndpointUrlPolicy {
+/** Where Herald may send requests for an account: webhook endpoints, a client's `jwks_uri`. */
+export interface OutboundUrlPolicy {
   /** `HERALD_WEBHOOK_ALLOW_HTTP`: plain http is accepted (development only). */
   allowHttp: boolean
   allowedCidrs: readonly Cidr[]
@@ -11,12 +12,13 @@ const MAX_URL_LENGTH = 2048
 const RESOLVE_TIMEOUT_MS = 5000
 
 /**
- * Why `text` can't be an endpoint URL, or undefined when it can. Literal addresses and names that resolve to a
- * non-public address are refused up front, so the mistake shows at once rather than as failed attempts; every
- * attempt still vets the address it connects to, because DNS answers change. A name that does not resolve now
- * is accepted: it may be set up later, and its attempts record `dns` until it is.
+ * Why `text` can't be the URL of an outbound request (a webhook endpoint, a client's `jwks_uri`), or undefined when
+ * it can. Literal addresses and names that resolve to a non-public address are refused up front, so the mistake
+ * shows at once rather than as failed requests; every request still vets the address it connects to, because DNS
+ * answers change. A name that does not resolve now is accepted: it may be set up later, and its requests fail
+ * (`dns`) until it is.
  */
-export async function endpointUrlProblem(text: string, policy: EndpointUrlPolicy): Promise<string | undefined> {
+export async function outboundUrlProblem(text: string, policy: OutboundUrlPolicy): Promise<string | undefined> {
   if (text.length > MAX_URL_LENGTH) return `must be at most ${MAX_URL_LENGTH} characters`
   // WHATWG URL parsing drops surrounding spaces and control characters and tabs and newlines anywhere, so such a
   // URL would be stored as given but requested as something else (and a NUL is storable on SQLite only).
