@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { TestClock } from '../support/clock.js'
 import { type CreatedAccount, freePort, OPERATOR_TOKEN } from '../support/herald.js'
-import { call, createAccount, managementToken } from '../support/http.js'
+import { basicAuth, call, createAccount, managementToken } from '../support/http.js'
 import { PrivateCluster } from '../support/private-postgres.js'
 import { eventually, Receiver } from '../support/receiver.js'
 import { subscribedEndpoint, webhookApi } from './support.js'
@@ -172,6 +172,9 @@ describe.runIf(postgres)('herald serve and herald worker when PostgreSQL goes aw
       expect(await status(`${base}/readyz`)).toBe(503)
       expect(await status(`${base}/healthz`)).toBe(200)
     }
+    // OAuth endpoints answer in their own shape (RFC 6749 §5.2): revocation has to write the token's id.
+    const revoke = await call(`${account.base}/oauth/revoke`, 'POST', { headers: { authorization: basicAuth(account.clientId, account.clientSecret) }, form: { token } })
+    expect([revoke.status, revoke.headers.get('retry-after'), revoke.body]).toEqual([503, '1', expect.objectContaining({ error: 'temporarily_unavailable' })])
     const acknowledgedDuringOutage = load.acknowledged.length
     await new Promise((resolve) => setTimeout(resolve, OUTAGE_MS - (Date.now() - stoppedAt)))
     expect(running(serve!) && running(worker!)).toBe(true)
