@@ -20,8 +20,8 @@ async function adminRows<R extends pg.QueryResultRow>(text: string, values: unkn
 const postgres = inject('dialects').includes('postgres')
 
 /**
- * The LISTEN connection that carries cache invalidations between processes, on PostgreSQL: when it is cut, every
- * cache is flushed (what changed meanwhile went unheard) and it listens again by itself. The test clock never moves,
+ * The LISTEN connection that carries cache invalidations between processes, on PostgreSQL: when it is cut, it
+ * listens again by itself and then flushes every cache (what changed meanwhile went unheard). The test clock never moves,
  * so no cache entry expires: only a flush or a notification can make a change visible.
  */
 describe.runIf(postgres)('the cache invalidation listener after its connection is cut', () => {
@@ -54,7 +54,7 @@ describe.runIf(postgres)('the cache invalidation listener after its connection i
 
   const listeners = async () => (await adminRows<{ pid: number }>("select pid from pg_stat_activity where datname = $1 and query like 'LISTEN %'", [database])).length
 
-  it('flushes the caches when the connection is lost, and hears notifications again once it is back', async () => {
+  it('listens again by itself, flushes the caches, and hears notifications again', async () => {
     const initial = await issuedLifetime()
     expect(initial).toBeGreaterThan(60)
     // A change no notification reports, as one made while the listener was away would be: the cache keeps the old value.

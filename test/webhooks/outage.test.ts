@@ -159,6 +159,15 @@ describe.runIf(postgres)('herald serve and herald worker when PostgreSQL goes aw
     await everyAcknowledgedPublishDelivered(load)
   })
 
+  it('keeps both processes up through a failover-style restart under load', async () => {
+    const load = new PublishLoad(account, token, BUSY)
+    await load.acknowledges(50, 'publishes before the restart')
+    await cluster.stop()
+    await cluster.start()
+    await load.acknowledges(50, 'publishes after the restart')
+    await everyAcknowledgedPublishDelivered(load)
+  })
+
   it('keeps both processes up while the database is stopped for 10 s, answers 503 meanwhile and resumes when it is back', async () => {
     const load = new PublishLoad(account, token, STEADY)
     await load.acknowledges(10, 'publishes before the outage')

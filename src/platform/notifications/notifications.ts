@@ -117,7 +117,8 @@ export class Notifications {
     if (this.#closed || this.#client !== client) return
     this.#client = undefined
     client.end().catch(() => {})
-    this.#reconnected()
+    // The caches are flushed once it is back, not now: meanwhile their time-to-live bounds what goes unheard, and
+    // through a database outage they go on serving what they hold.
     this.#retryLater()
   }
 
