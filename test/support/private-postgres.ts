@@ -70,12 +70,12 @@ export class PrivateCluster {
     await this.#run('pg_ctl', ['-D', this.#data, '-m', 'fast', '-w', 'stop'])
   }
 
-  /** Runs `text` on `database` as the superuser. */
-  async query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, database = 'postgres'): Promise<R[]> {
+  /** Runs `text` with `values` on `database` as the superuser. */
+  async query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values: unknown[] = [], database = 'postgres'): Promise<R[]> {
     const client = new pg.Client({ connectionString: this.url(database) })
     await client.connect()
     try {
-      return (await client.query<R>(text)).rows
+      return (await client.query<R>(text, values)).rows
     } finally {
       await client.end()
     }

@@ -17,6 +17,8 @@ const OUTAGE_MS = 10_000
 const STEADY = { lanes: 2, pauseMs: 100 }
 /** As fast as a few lanes go: most of the time some query is running on every pooled connection. */
 const BUSY = { lanes: 8, pauseMs: 0 }
+/** Leases last twice this: far longer than a short outage, so only the worker that made an attempt can record it. */
+const ATTEMPT_TIMEOUT_MS = 10_000
 
 /** A `herald` process and every line it logged. */
 interface HeraldProcess {
@@ -26,7 +28,7 @@ interface HeraldProcess {
 
 function spawnHerald(command: 'serve' | 'worker', env: Record<string, string>): HeraldProcess {
   const child = spawn(process.execPath, [MAIN, command], {
-    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', HERALD_WEBHOOK_ALLOW_HTTP: 'true', HERALD_WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8', HERALD_WEBHOOK_TIMEOUT_MS: '2000', LOG_LEVEL: 'warn', ...env },
+    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', HERALD_WEBHOOK_ALLOW_HTTP: 'true', HERALD_WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8', HERALD_WEBHOOK_TIMEOUT_MS: String(ATTEMPT_TIMEOUT_MS), LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   const lines: string[] = []
@@ -166,6 +168,27 @@ describe.runIf(postgres)('herald serve and herald worker when PostgreSQL goes aw
     await cluster.start()
     await load.acknowledges(50, 'publishes after the restart')
     await everyAcknowledgedPublishDelivered(load)
+  })
+
+  it('records an attempt that finished while the database was away once it is back, without sending it again', async () => {
+    let release = () => {}
+    const released = new Promise<void>((resolve) => (release = resolve))
+    receiver.respond = (request) => ({ status: 204, ...(request.body.includes('"held"') && { until: released }) })
+    const published = await call<{ id: string }>(`${account.base}/webhooks/events`, 'POST', { token, json: { type: 'load.held', data: { held: true } } })
+    expect(published.status).toBe(201)
+    await eventually(() => receiver.messageIds.includes(published.body.id), 10_000, 'the attempt to start')
+
+    await cluster.stop()
+    // The receiver answers while the database is away: the worker can't record the attempt yet.
+    release()
+    await cluster.start()
+    const delivery = await eventually(async () => {
+      const rows = await cluster.query<{ status: string; attempt_count: number }>('select status, attempt_count from webhook_deliveries where event_id = $1', [published.body.id], 'herald')
+      return rows[0]?.status === 'succeeded' && rows[0]
+    }, ATTEMPT_TIMEOUT_MS, 'the attempt to be recorded (well before its lease ends)')
+    expect(delivery.attempt_count).toBe(1)
+    expect(receiver.messageIds.filter((id) => id === published.body.id)).toHaveLength(1)
+    receiver.respond = () => ({ status: 204 })
   })
 
   it('keeps both processes up while the database is stopped for 10 s, answers 503 meanwhile and resumes when it is back', async () => {

@@ -167,7 +167,7 @@ export class DeliveryWorker {
       this.#passFailures = 0
     } catch (error) {
       this.#passFailures++
-      this.#reportFailure(error, 'webhook worker pass failed; retrying shortly')
+      this.#reportFailure(error, () => this.log.warn({ err: error }, 'webhook worker pass failed; retrying shortly'))
       this.#outboxWaiting = this.#jobsWaiting = true
       // Signals that came during the failed pass must not start the next one at once; the back-off's looks for everything.
       this.#passWanted = false
@@ -175,10 +175,10 @@ export class DeliveryWorker {
     }
   }
 
-  /** Unavailability is expected to pass and is reported now and then; anything else is reported each time. */
-  #reportFailure(error: unknown, message: string, context: Record<string, unknown> = {}): void {
+  /** Unavailability is expected to pass and is reported now and then; anything else is reported each time, by `otherwise`. */
+  #reportFailure(error: unknown, otherwise: () => void): void {
     if (isDatabaseUnavailable(error)) this.#unavailable.report(this.log, error)
-    else this.log.warn({ err: error, ...context }, message)
+    else otherwise()
   }
 
   /** Claims what the free concurrency allows and starts sending; answers whether a rate limit held any back. */
@@ -202,7 +202,7 @@ export class DeliveryWorker {
     this.#inFlightTo.set(delivery.endpointId, (this.#inFlightTo.get(delivery.endpointId) ?? 0) + 1)
     const sending = this.#attempt(delivery)
       .catch((error: unknown) => {
-        this.#reportFailure(error, 'a webhook attempt failed unexpectedly; its lease will run out and it will be retried', { delivery: delivery.id })
+        this.#reportFailure(error, () => this.log.error({ err: error, delivery: delivery.id }, 'a webhook attempt failed unexpectedly; its lease will run out and it will be retried'))
         return undefined
       })
       .then((outcome) => {
