@@ -145,7 +145,8 @@ describe.runIf(postgres)('herald serve and herald worker when PostgreSQL goes aw
     }, 30_000, 'every acknowledged publish to be delivered')
     expect(running(serve!)).toBe(true)
     expect(running(worker!)).toBe(true)
-    for (const lines of [serve!.lines, worker!.lines]) expect(lines.filter((line) => /internal_error|Unhandled|unhandled error/.test(line))).toEqual([])
+    // Neither a 500 nor an error that escaped its handler (an 'error' event, a rejection), even one survived.
+    for (const lines of [serve!.lines, worker!.lines]) expect(lines.filter((line) => /internal_error|unhandled/i.test(line))).toEqual([])
   }
 
   it('keeps both processes up through pg_terminate_backend of their connections under load', async () => {
@@ -174,21 +175,25 @@ describe.runIf(postgres)('herald serve and herald worker when PostgreSQL goes aw
     let release = () => {}
     const released = new Promise<void>((resolve) => (release = resolve))
     receiver.respond = (request) => ({ status: 204, ...(request.body.includes('"held"') && { until: released }) })
-    const published = await call<{ id: string }>(`${account.base}/webhooks/events`, 'POST', { token, json: { type: 'load.held', data: { held: true } } })
-    expect(published.status).toBe(201)
-    await eventually(() => receiver.messageIds.includes(published.body.id), 10_000, 'the attempt to start')
+    try {
+      const published = await call<{ id: string }>(`${account.base}/webhooks/events`, 'POST', { token, json: { type: 'load.held', data: { held: true } } })
+      expect(published.status).toBe(201)
+      await eventually(() => receiver.messageIds.includes(published.body.id), 10_000, 'the attempt to start')
 
-    await cluster.stop()
-    // The receiver answers while the database is away: the worker can't record the attempt yet.
-    release()
-    await cluster.start()
-    const delivery = await eventually(async () => {
-      const rows = await cluster.query<{ status: string; attempt_count: number }>('select status, attempt_count from webhook_deliveries where event_id = $1', [published.body.id], 'herald')
-      return rows[0]?.status === 'succeeded' && rows[0]
-    }, ATTEMPT_TIMEOUT_MS, 'the attempt to be recorded (well before its lease ends)')
-    expect(delivery.attempt_count).toBe(1)
-    expect(receiver.messageIds.filter((id) => id === published.body.id)).toHaveLength(1)
-    receiver.respond = () => ({ status: 204 })
+      await cluster.stop()
+      // The receiver answers while the database is away: the worker can't record the attempt yet.
+      release()
+      await cluster.start()
+      const delivery = await eventually(async () => {
+        const rows = await cluster.query<{ status: string; attempt_count: number }>('select status, attempt_count from webhook_deliveries where event_id = $1', [published.body.id], 'herald')
+        return rows[0]?.status === 'succeeded' && rows[0]
+      }, ATTEMPT_TIMEOUT_MS, 'the attempt to be recorded (well before its lease ends)')
+      expect(delivery.attempt_count).toBe(1)
+      expect(receiver.messageIds.filter((id) => id === published.body.id)).toHaveLength(1)
+    } finally {
+      release()
+      receiver.respond = () => ({ status: 204 })
+    }
   })
 
   it('keeps both processes up while the database is stopped for 10 s, answers 503 meanwhile and resumes when it is back', async () => {
