@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import { openHerald } from '../herald.js'
 import type { Config } from '../platform/config.js'
 import { createLogger } from '../platform/logger.js'
+import { isDatabaseUnavailable } from '../platform/storage/unavailable.js'
 import { buildServer, buildWorkerServer } from '../server.js'
 
 /**
@@ -10,6 +11,7 @@ import { buildServer, buildWorkerServer } from '../server.js'
  */
 export async function serve(config: Config): Promise<number> {
   const log = createLogger(config.logLevel)
+  surviveStrayDatabaseErrors(log)
   const herald = await openHerald({ config, log })
   try {
     const app = await buildServer(herald)
@@ -31,6 +33,7 @@ export async function serve(config: Config): Promise<number> {
  */
 export async function work(config: Config): Promise<number> {
   const log = createLogger(config.logLevel)
+  surviveStrayDatabaseErrors(log)
   const herald = await openHerald({ config, log })
   try {
     const server = config.workerPort === undefined ? undefined : await buildWorkerServer(herald)
@@ -43,6 +46,18 @@ export async function work(config: Config): Promise<number> {
     await herald.close()
   }
   return 0
+}
+
+/**
+ * DESIGN: no database error ends a long-running process. Every query's failure is handled where it is made; should
+ * one escape as an unhandled rejection all the same, an outage must not turn it into an exit, which nothing would
+ * restart. It is logged as the bug it is. Any other unhandled rejection still ends the process, as Node's default does.
+ */
+function surviveStrayDatabaseErrors(log: FastifyBaseLogger): void {
+  process.on('unhandledRejection', (reason) => {
+    if (!isDatabaseUnavailable(reason)) throw reason
+    log.error({ err: reason }, 'a database error went unhandled')
+  })
 }
 
 function describeDatabase(config: Config): string {

@@ -1,5 +1,6 @@
+import SQLite from 'better-sqlite3'
 import { sql } from 'kysely'
-import { beforeEach, describe, expect, it } from 'vitest'
+import { beforeEach, describe, expect, inject, it } from 'vitest'
 import { Batcher, type ItemOutcome } from '../../src/platform/storage/batcher.js'
 import { type Tx, transaction } from '../../src/platform/storage/transaction.js'
 import { forEachDialect, useBareDatabase } from '../support/herald.js'
@@ -81,5 +82,39 @@ forEachDialect((dialect) => {
         { name: 'refused', size: 1 },
       ])
     })
+  })
+})
+
+// SQLite's write lock is an unavailability a test can hold without a server to stop (see unavailable-database.test.ts).
+describe.runIf(inject('dialects').includes('sqlite'))('Batcher on an unavailable database', () => {
+  const database = useBareDatabase('sqlite')
+  beforeEach(async () => {
+    await sql`create table written (name text primary key, size integer not null)`.execute(database().db)
+  })
+
+  it('fails a whole batch at once when the database is unavailable, trying no item alone', async () => {
+    const { db } = database()
+    let runs = 0
+    const commits = new Batcher(
+      (names: readonly string[]) => {
+        runs++
+        return transaction(db, (tx) => writeNames(tx, names))
+      },
+      { concurrency: 1, maxBatch: 100 },
+    )
+    const file = (await sql<{ file: string }>`select file from pragma_database_list where name = 'main'`.execute(db)).rows[0]!.file
+    // Another process holds the write lock past the busy timeout (shortened rather than waited for).
+    const other = new SQLite(file)
+    await sql`pragma busy_timeout = 0`.execute(db)
+    other.exec('begin immediate')
+    try {
+      const results = await Promise.allSettled(['a', 'b', 'c'].map((name) => commits.submit(name)))
+      expect(results.map((result) => result.status === 'rejected' && (result.reason as { code?: string }).code)).toEqual(['SQLITE_BUSY', 'SQLITE_BUSY', 'SQLITE_BUSY'])
+      expect(runs).toBe(1)
+    } finally {
+      other.exec('rollback')
+      other.close()
+    }
+    expect((await sql`select name from written`.execute(database().db)).rows).toEqual([])
   })
 })

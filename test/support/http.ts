@@ -45,7 +45,7 @@ export function basicAuth(clientId: string, secret: string): string {
 }
 
 /** Creates an account through the operator API, as an operator would. */
-export async function createAccount(h: TestHerald, name = 'acme'): Promise<CreatedAccount> {
+export async function createAccount(h: Pick<TestHerald, 'origin'>, name = 'acme'): Promise<CreatedAccount> {
   const response = await call<{ account: { id: string; name: string; issuer: string }; admin_client: { client_id: string; client_secret: string } }>(
     `${h.origin}/accounts`,
     'POST',

@@ -1,4 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { isDatabaseUnavailable } from '../storage/unavailable.js'
+import { ThrottledWarning } from '../throttled-warning.js'
 import { OAuthError } from './oauth-errors.js'
 import { type FieldError, ProblemError } from './problems.js'
 
@@ -9,15 +11,28 @@ declare module 'fastify' {
   }
 }
 
+/** How long a client should wait before trying again after a 503: about how soon Herald notices the database is back. */
+export const RETRY_AFTER_SECONDS = 1
+
+const UNAVAILABLE_DETAIL = 'The database is unavailable; try again after the time in Retry-After'
+
 /**
  * The one place where errors become HTTP answers. Fastify's own errors (bad JSON, wrong content type, body too
- * large, schema failures) are translated into the route family's shape; anything unexpected is logged and
- * answered as a 500 that reveals nothing.
+ * large, schema failures) are translated into the route family's shape; a database that can't serve right now (see
+ * isDatabaseUnavailable) is a 503 with `Retry-After`; anything else unexpected is logged and answered as a 500 that
+ * reveals nothing.
  */
 export function installErrorHandling(app: FastifyInstance): void {
+  // One line per outage and interval, not one per request that met it.
+  const unavailable = new ThrottledWarning('the database is unavailable; answering 503')
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof ProblemError) return sendProblem(reply, error)
-    if (request.routeOptions.config?.errorFormat === 'oauth') return sendOAuthError(reply, toOAuthError(error, request))
+    const oauth = request.routeOptions.config?.errorFormat === 'oauth'
+    if (isDatabaseUnavailable(error)) {
+      unavailable.report(request.log, error)
+      return oauth ? sendOAuthError(reply, new OAuthError('temporarily_unavailable', UNAVAILABLE_DETAIL)) : sendProblem(reply, new ProblemError('service_unavailable', UNAVAILABLE_DETAIL))
+    }
+    if (oauth) return sendOAuthError(reply, toOAuthError(error, request))
     return sendProblem(reply, toProblem(error, request))
   })
 
@@ -33,11 +48,14 @@ export function sendProblem(reply: FastifyReply, problem: ProblemError): Fastify
     const description = (problem.detail ?? '').replace(/["\\]/g, '')
     reply.header('www-authenticate', `Bearer error="${problem.code}", error_description="${description}"`)
   }
+  // RFC 9110 §10.2.3: a 503 says when to come back.
+  if (problem.status === 503) reply.header('retry-after', String(RETRY_AFTER_SECONDS))
   return reply.status(problem.status).type('application/problem+json').send(problem.toDocument())
 }
 
 export function sendOAuthError(reply: FastifyReply, error: OAuthError): FastifyReply {
   if (error.challenge) reply.header('www-authenticate', error.challenge)
+  if (error.status === 503) reply.header('retry-after', String(RETRY_AFTER_SECONDS))
   return reply.status(error.status).header('cache-control', 'no-store').header('pragma', 'no-cache').send(error.toBody())
 }
 

@@ -2,18 +2,24 @@ import { sql } from 'kysely'
 import type { Kysely } from 'kysely'
 import { Type } from 'typebox'
 import type { DB } from '../storage/schema.js'
+import { ThrottledWarning } from '../throttled-warning.js'
 import { ProblemError } from './problems.js'
 import type { App } from './types.js'
 
-/** Liveness (the process answers) and readiness (it can reach its database). */
+/**
+ * Liveness (the process answers: it never needs the database, so an outage doesn't get a healthy process
+ * restarted) and readiness (it can reach its database: a load balancer sends requests elsewhere meanwhile).
+ */
 export function healthRoutes(app: App, db: Kysely<DB>): void {
   const Status = Type.Object({ status: Type.Literal('ok') })
+  // Probes come every few seconds for as long as an outage lasts.
+  const unreachable = new ThrottledWarning('readiness check: the database is unreachable')
   app.get('/healthz', { schema: { summary: 'Liveness', tags: ['health'], response: { 200: Status } } }, async () => ({ status: 'ok' as const }))
   app.get('/readyz', { schema: { summary: 'Readiness: the database answers', tags: ['health'], response: { 200: Status } } }, async (request) => {
     try {
       await sql`select 1`.execute(db)
     } catch (error) {
-      request.log.warn({ err: error }, 'readiness check: database unreachable')
+      unreachable.report(request.log, error)
       throw new ProblemError('service_unavailable', 'The database is unreachable')
     }
     return { status: 'ok' as const }

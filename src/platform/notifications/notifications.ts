@@ -3,6 +3,8 @@ import pg from 'pg'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Database } from '../storage/database.js'
 import type { Tx } from '../storage/transaction.js'
+import { type Backoff, backoffDelay } from '../backoff.js'
+import { ThrottledWarning } from '../throttled-warning.js'
 
 /**
  * The channels Herald signals on: cache invalidations, and "there is webhook work" for the delivery workers.
@@ -11,7 +13,8 @@ import type { Tx } from '../storage/transaction.js'
 export type Channel = 'herald_cache' | 'herald_webhooks'
 
 const CHANNELS: readonly Channel[] = ['herald_cache', 'herald_webhooks']
-const RECONNECT_DELAY_MS = 1000
+/** Between attempts to listen again: at most a second, so the caches are trusted again soon after the database is back. */
+const RECONNECT_BACKOFF: Backoff = { baseMs: 250, maxMs: 1000 }
 
 type Handler = (payload: string) => void
 
@@ -36,6 +39,9 @@ export class Notifications {
   #client: pg.Client | undefined
   #closed = false
   #reconnectTimer: NodeJS.Timeout | undefined
+  /** Attempts to listen again that failed since the connection was lost. */
+  #failures = 0
+  readonly #retryWarning = new ThrottledWarning('the notification listener could not reconnect; retrying')
 
   constructor(
     private readonly database: Database,
@@ -93,8 +99,13 @@ export class Notifications {
       this.#lost(client)
     })
     client.on('end', () => this.#lost(client))
-    await client.connect()
-    for (const channel of CHANNELS) await client.query(`LISTEN ${channel}`)
+    try {
+      await client.connect()
+      for (const channel of CHANNELS) await client.query(`LISTEN ${channel}`)
+    } catch (error) {
+      await client.end().catch(() => {})
+      throw error
+    }
     if (this.#closed) {
       await client.end()
       return
@@ -106,20 +117,27 @@ export class Notifications {
     if (this.#closed || this.#client !== client) return
     this.#client = undefined
     client.end().catch(() => {})
-    this.#reconnected()
+    // The caches are flushed once it is back, not now: meanwhile their time-to-live bounds what goes unheard, and
+    // through a database outage they go on serving what they hold.
     this.#retryLater()
   }
 
   #retryLater(): void {
+    if (this.#closed) return
     this.#reconnectTimer = setTimeout(() => {
       this.#connect().then(
-        () => this.#reconnected(),
+        () => {
+          if (this.#failures > 0) this.log.info({ failedAttempts: this.#failures }, 'the notification listener reconnected')
+          this.#failures = 0
+          this.#reconnected()
+        },
         (error: unknown) => {
-          this.log.warn({ err: error }, 'the notification listener could not reconnect; retrying')
+          this.#failures++
+          this.#retryWarning.report(this.log, error)
           this.#retryLater()
         },
       )
-    }, RECONNECT_DELAY_MS)
+    }, backoffDelay(this.#failures + 1, RECONNECT_BACKOFF))
     this.#reconnectTimer.unref()
   }
 

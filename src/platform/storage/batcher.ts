@@ -1,3 +1,5 @@
+import { isDatabaseUnavailable } from './unavailable.js'
+
 /** What a batch's work answers for one of its items: a value, or an error for that item alone. */
 export type ItemOutcome<R> = { value: R } | { error: Error }
 
@@ -18,7 +20,8 @@ export interface BatcherOptions {
  *
  * `run` does a batch atomically (in a transaction, or as one statement) and answers one outcome per item, in
  * submission order. It must throw only when nothing of the batch was written: each item is then tried again in a
- * batch of its own, so one item that can't be written fails alone rather than taking its neighbours with it.
+ * batch of its own, so one item that can't be written fails alone rather than taking its neighbours with it (unless
+ * the database is unavailable, which every item would meet).
  */
 export class Batcher<I, R> {
   readonly #waiting: Array<Waiting<I, R>> = []
@@ -56,7 +59,9 @@ export class Batcher<I, R> {
         try {
           await this.#settle(batch)
         } catch (error) {
-          if (batch.length === 1) batch[0]!.reject(error as Error)
+          // An unavailable database fails every item alike: trying each alone would only multiply the wait (a
+          // connection timeout apiece when the server doesn't answer).
+          if (batch.length === 1 || isDatabaseUnavailable(error)) for (const entry of batch) entry.reject(error as Error)
           else for (const entry of batch) await this.#settle([entry]).catch(entry.reject)
         }
       }

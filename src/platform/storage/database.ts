@@ -56,6 +56,8 @@ export interface Database {
 }
 
 const INT8_OID = 20
+/** See openPostgres. */
+const CONNECT_TIMEOUT_MS = 5000
 
 export function openDatabase(config: DatabaseConfig): Database {
   return config.dialect === 'postgres' ? openPostgres(config.connectionString) : openSqlite(config.filename)
@@ -105,6 +107,9 @@ function openPostgres(connectionString: string): Database {
   const poolConfig: pg.PoolConfig = {
     connectionString,
     max: 10,
+    // A server that doesn't answer (a network partition, a failover in progress) fails a request within this, as
+    // unavailable, rather than holding it; so does a wait this long for a pooled connection.
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     // Timestamps are epoch milliseconds in bigint columns: far inside Number's exact range.
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
@@ -112,8 +117,13 @@ function openPostgres(connectionString: string): Database {
     },
   }
   const pool = new pg.Pool(poolConfig)
-  // An idle client's error (the server restarted) must not crash the process; the pool replaces it.
+  // A connection that breaks (the server stopped or restarted, its backend was terminated) makes its client emit
+  // 'error', and an EventEmitter's 'error' without a listener ends the process. The pool listens only while a
+  // client is idle, and then removes it and re-emits on itself; a client checked out by a query has no listener of
+  // the pool's, so every client gets one of its own. Nothing is lost by ignoring the event: the query running on
+  // the connection fails with the same error, and a client that is not queryable is dropped on release.
   pool.on('error', () => {})
+  pool.on('connect', (client) => client.on('error', () => {}))
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) })
   return {
     db,

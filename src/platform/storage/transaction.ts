@@ -11,7 +11,18 @@ export interface Tx {
 /** One transaction per request that writes: everything `work` does commits together or not at all. */
 export async function transaction<T>(db: Kysely<DB>, work: (tx: Tx) => Promise<T>): Promise<T> {
   const hooks: Array<() => void> = []
-  const result = await db.transaction().execute((trx) => work({ db: trx, afterCommit: (hook) => hooks.push(hook) }))
+  const trx = await db.startTransaction().execute()
+  let result: T
+  try {
+    result = await work({ db: trx, afterCommit: (hook) => hooks.push(hook) })
+    await trx.commit().execute()
+  } catch (error) {
+    // The caller needs the cause, not the rollback's own failure: SQLite has already rolled back after SQLITE_FULL
+    // (so ROLLBACK says "no transaction is active"), and a broken connection can't roll back at all (its
+    // transaction ends with it). Either way nothing of `work` remains.
+    await trx.rollback().execute().catch(() => {})
+    throw error
+  }
   for (const hook of hooks) hook()
   return result
 }

@@ -1,6 +1,9 @@
 import type { FastifyBaseLogger } from 'fastify'
+import { type Backoff, backoffDelay } from '../../platform/backoff.js'
 import type { Clock } from '../../platform/clock.js'
 import { retryingDeadlocks } from '../../platform/storage/transaction.js'
+import { isDatabaseUnavailable } from '../../platform/storage/unavailable.js'
+import { ThrottledWarning } from '../../platform/throttled-warning.js'
 import type { EndpointStore } from '../endpoints/endpoint-store.js'
 import type { StatusSweeps } from '../endpoints/status-sweeps.js'
 import type { WebhookMetrics } from '../metrics.js'
@@ -28,8 +31,11 @@ export const DEFAULT_WORKER_OPTIONS: Omit<WorkerOptions, 'concurrency' | 'leaseM
 
 /** Completions written per flush at most; more wait for the next one. */
 const FLUSH_BATCH = 1000
-/** After a failed pass (the database went away), wait this long before the next. */
-const ERROR_BACKOFF_MS = 1000
+/**
+ * After failed passes or writes in a row (the database went away), wait this long before the next: at most 1.5 s, so
+ * work resumes soon after the database is back.
+ */
+const FAILURE_BACKOFF: Backoff = { baseMs: 100, maxMs: 1500 }
 /**
  * An idle worker woken by a signal waits this long first, so a trickle of events (one publish per millisecond)
  * is claimed a few at a time rather than one pass per event.
@@ -63,6 +69,11 @@ export class DeliveryWorker {
   #capped = false
   #flushTimer: NodeJS.Timeout | undefined
   #flushing: Promise<void> | undefined
+  /** Passes, and writes of completions, that failed in a row: each waits longer before the next try. */
+  #passFailures = 0
+  #flushFailures = 0
+  /** While the database is unavailable every pass, write and endpoint lookup fails: a line now and then says so. */
+  readonly #unavailable = new ThrottledWarning('the webhook worker cannot reach the database; backing off')
 
   constructor(
     private readonly queue: DeliveryQueue,
@@ -94,6 +105,8 @@ export class DeliveryWorker {
     await Promise.all(this.#sends)
     clearTimeout(this.#flushTimer)
     await this.#flush()
+    // A write that failed just now is not tried again: the leases run out and the deliveries are attempted again.
+    clearTimeout(this.#flushTimer)
   }
 
   get running(): boolean {
@@ -150,13 +163,22 @@ export class DeliveryWorker {
         rateLimited = await this.#claim()
       } while (this.#passWanted && !this.#stopped)
       await this.#scheduleNext(rateLimited)
+      if (this.#passFailures > 0) this.log.info({ failedPasses: this.#passFailures }, 'the webhook worker has resumed')
+      this.#passFailures = 0
     } catch (error) {
-      this.log.warn({ err: error }, 'webhook worker pass failed; retrying shortly')
+      this.#passFailures++
+      this.#reportFailure(error, () => this.log.warn({ err: error }, 'webhook worker pass failed; retrying shortly'))
       this.#outboxWaiting = this.#jobsWaiting = true
       // Signals that came during the failed pass must not start the next one at once; the back-off's looks for everything.
       this.#passWanted = false
-      this.#setTimer(ERROR_BACKOFF_MS)
+      this.#setTimer(backoffDelay(this.#passFailures, FAILURE_BACKOFF))
     }
+  }
+
+  /** Unavailability is expected to pass and is reported now and then; anything else is reported each time, by `otherwise`. */
+  #reportFailure(error: unknown, otherwise: () => void): void {
+    if (isDatabaseUnavailable(error)) this.#unavailable.report(this.log, error)
+    else otherwise()
   }
 
   /** Claims what the free concurrency allows and starts sending; answers whether a rate limit held any back. */
@@ -180,7 +202,7 @@ export class DeliveryWorker {
     this.#inFlightTo.set(delivery.endpointId, (this.#inFlightTo.get(delivery.endpointId) ?? 0) + 1)
     const sending = this.#attempt(delivery)
       .catch((error: unknown) => {
-        this.log.error({ err: error, delivery: delivery.id }, 'a webhook attempt failed unexpectedly; its lease will run out and it will be retried')
+        this.#reportFailure(error, () => this.log.error({ err: error, delivery: delivery.id }, 'a webhook attempt failed unexpectedly; its lease will run out and it will be retried'))
         return undefined
       })
       .then((outcome) => {
@@ -207,17 +229,22 @@ export class DeliveryWorker {
 
   /** Flushes at once when a batch is full or nothing else is in flight to join it, else after a short wait. */
   #scheduleFlush(): void {
-    if (this.#completed.length === 0) return
+    // After a failed write the next one waits for its back-off timer.
+    if (this.#completed.length === 0 || this.#flushFailures > 0) return
     if (this.#completed.length >= FLUSH_BATCH || this.#inFlight === 0) {
       clearTimeout(this.#flushTimer)
       this.#flushTimer = undefined
       void this.#flush()
     } else if (!this.#flushTimer) {
-      this.#flushTimer = setTimeout(() => {
-        this.#flushTimer = undefined
-        void this.#flush()
-      }, this.options.flushIntervalMs)
+      this.#flushAfter(this.options.flushIntervalMs)
     }
+  }
+
+  #flushAfter(delayMs: number): void {
+    this.#flushTimer = setTimeout(() => {
+      this.#flushTimer = undefined
+      void this.#flush()
+    }, delayMs)
   }
 
   /** Writes the completed attempts; one flush at a time, each taking what has accumulated. */
@@ -229,14 +256,25 @@ export class DeliveryWorker {
     // process's attempts by what it is still sending, not by what is recorded (see DeliveryQueue.claim).
     if (this.#capped) this.wake('deliveries')
     const retries = batch.some((outcome) => !isSuccess(outcome.responseStatus))
+    let retryInMs: number | undefined
     // An endpoint's deletion can deadlock with the write (see Endpoints.delete).
     this.#flushing = retryingDeadlocks(() => this.queue.complete(batch))
       .then((finished) => {
+        this.#flushFailures = 0
         for (const { status } of finished) this.metrics.finished(status)
         // Noted once written: a pass that looked up the next due time during the write could not see these retries.
         if (retries) this.#retriesScheduled = true
       })
       .catch((error: unknown) => {
+        if (isDatabaseUnavailable(error) && !this.#stopped) {
+          // Written once the database is back, so the receivers' answers count and the deliveries aren't sent again.
+          // Should a lease run out first and another worker claim the delivery, the write finds its token gone and
+          // leaves the new owner's result alone.
+          this.#completed.unshift(...batch)
+          retryInMs = backoffDelay(++this.#flushFailures, FAILURE_BACKOFF)
+          this.#unavailable.report(this.log, error)
+          return
+        }
         // Nothing is lost: the leases run out and the deliveries are attempted again.
         this.log.warn({ err: error, attempts: batch.length }, 'could not record webhook attempts; their deliveries will be retried when their leases end')
       })
@@ -244,6 +282,11 @@ export class DeliveryWorker {
         this.#flushing = undefined
       })
     await this.#flushing
+    if (retryInMs !== undefined) {
+      clearTimeout(this.#flushTimer)
+      this.#flushAfter(retryInMs)
+      return
+    }
     if (this.#completed.length > 0) this.#scheduleFlush()
     // Idle now: a pass looks for when the next retry is due, if a write since the last look scheduled one.
     else if (this.#inFlight === 0 && this.#retriesScheduled) this.wake('deliveries')

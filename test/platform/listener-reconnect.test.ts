@@ -1,0 +1,76 @@
+import { sql } from 'kysely'
+import pg from 'pg'
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { POSTGRES_ADMIN_URL } from '../support/dialects.js'
+import { type CreatedAccount, startHerald, type TestHerald } from '../support/herald.js'
+import { basicAuth, call, createAccount, managementToken } from '../support/http.js'
+import { eventually } from '../support/receiver.js'
+
+/** Runs `text` on the admin connection (another database than the test's, so it never ends itself). */
+async function adminRows<R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<R[]> {
+  const client = new pg.Client({ connectionString: POSTGRES_ADMIN_URL })
+  await client.connect()
+  try {
+    return (await client.query<R>(text, values)).rows
+  } finally {
+    await client.end()
+  }
+}
+
+const postgres = inject('dialects').includes('postgres')
+
+/**
+ * The LISTEN connection that carries cache invalidations between processes, on PostgreSQL: when it is cut, it
+ * listens again by itself and then flushes every cache (what changed meanwhile went unheard). The test clock never moves,
+ * so no cache entry expires: only a flush or a notification can make a change visible.
+ */
+describe.runIf(postgres)('the cache invalidation listener after its connection is cut', () => {
+  let first: TestHerald
+  let second: TestHerald
+  let account: CreatedAccount
+  let database: string
+
+  beforeAll(async () => {
+    first = await startHerald('postgres', { worker: false })
+    second = await startHerald('postgres', { worker: false, shareWith: first })
+    account = await createAccount(first)
+    database = new URL(first.herald.config.database.dialect === 'postgres' ? first.herald.config.database.connectionString : '').pathname.slice(1)
+  })
+  afterAll(async () => {
+    await second?.close()
+    await first?.close()
+  })
+
+  /** The lifetime of an access token `first` issues now; undefined while it answers 503 (a connection just cut). */
+  async function issuedLifetime(): Promise<number | undefined> {
+    const response = await call<{ expires_in: number }>(`${account.base}/oauth/tokens`, 'POST', {
+      headers: { authorization: basicAuth(account.clientId, account.clientSecret) },
+      form: { grant_type: 'client_credentials' },
+    })
+    if (response.status === 503) return undefined
+    expect(response.status).toBe(200)
+    return response.body.expires_in
+  }
+
+  const listeners = async () => (await adminRows<{ pid: number }>("select pid from pg_stat_activity where datname = $1 and query like 'LISTEN %'", [database])).length
+
+  it('listens again by itself, flushes the caches, and hears notifications again', async () => {
+    const initial = await issuedLifetime()
+    expect(initial).toBeGreaterThan(60)
+    // A change no notification reports, as one made while the listener was away would be: the cache keeps the old value.
+    await sql`update account_settings set access_token_ttl = 60 where account_id = ${account.id}`.execute(first.herald.database.db)
+    expect(await issuedLifetime()).toBe(initial)
+
+    // Every connection of both Heralds to the test's database: their pools and their listeners.
+    const terminated = await adminRows('select pid, pg_terminate_backend(pid) from pg_stat_activity where datname = $1', [database])
+    expect(terminated.length).toBeGreaterThanOrEqual(2)
+    await eventually(async () => (await issuedLifetime()) === 60, 5000, 'the settings cache to be flushed')
+
+    // Both listen again; a change `second` makes is then heard by `first` at once.
+    await eventually(async () => (await listeners()) === 2, 5000, 'both listeners to reconnect')
+    const token = await managementToken({ ...account, base: `${second.origin}/accounts/${account.id}` })
+    const patched = await call(`${second.origin}/accounts/${account.id}/settings`, 'PATCH', { token, json: { access_token_ttl: 120 } })
+    expect(patched.status).toBe(200)
+    await eventually(async () => (await issuedLifetime()) === 120, 5000, 'the notification to reach the other Herald')
+  })
+})
