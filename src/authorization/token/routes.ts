@@ -52,9 +52,12 @@ export function tokenRoutes(app: App, deps: TokenRouteDeps): void {
       // With warm caches, every step up to the grant answers at once, without a promise (see andThen). The grant
       // then issues the token with the other requests read in this turn (see TurnBatch).
       const client = deps.clientAuthentication.authenticate(account.id, issuer, request.headers.authorization, body)
+      // Asked for before the client is known, so that cold caches load the client, settings and keys in one turn.
+      const context = signingContext(deps, account.id)
+      if (context instanceof Promise) context.catch(() => {})
       return andThen(client, (authenticated) => {
         const grant = allowedGrant(authenticated, body.grant_type)
-        return andThen(signingContext(deps, account.id), ({ settings, keys }) =>
+        return andThen(context, ({ settings, keys }) =>
           issuing.run(() => grant({ account, issuer, client: authenticated, settings, keys, body, resources: resourcesOf(body), nowMs: deps.clock.now() })).then((response) => {
             // Written by tokenResponseJson, under the content type Fastify's serializer path sets; only on success,
             // so an error answer is serialized by the error schemas as before.
