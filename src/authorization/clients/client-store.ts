@@ -44,7 +44,7 @@ export class ClientStore {
     private readonly clock: Clock,
     private readonly invalidation: CacheInvalidation,
   ) {
-    this.#cache = invalidation.cache('client', { batch: (keys) => this.#readMany(keys), unchanged: sameClient })
+    this.#cache = invalidation.cache('client', { batch: (keys, cached) => this.#readMany(keys, cached) })
   }
 
   /** The client, from the cache: the token endpoint never reads clients from the database per request. */
@@ -53,8 +53,11 @@ export class ClientStore {
     return this.#cache.get(cacheKey(accountId, clientId))
   }
 
-  /** The clients named by cache keys; a row counts only under its own account's key. */
-  async #readMany(keys: readonly string[]): Promise<Map<string, RegisteredClient>> {
+  /**
+   * The clients named by cache keys; a row counts only under its own account's key. A cached client whose row is
+   * unchanged is kept as it is, without parsing its metadata again.
+   */
+  async #readMany(keys: readonly string[], cached: (key: string) => RegisteredClient | undefined): Promise<Map<string, RegisteredClient>> {
     const pairs = keys.map((key) => key.split('/', 2))
     const rows = await this.db
       .selectFrom('clients')
@@ -66,7 +69,9 @@ export class ClientStore {
     const found = new Map<string, RegisteredClient>()
     for (const row of rows) {
       const key = cacheKey(row.account_id, row.id)
-      if (wanted.has(key)) found.set(key, fromRow(row))
+      if (!wanted.has(key)) continue
+      const previous = cached(key)
+      found.set(key, previous && isRowOf(previous, row) ? previous : fromRow(row))
     }
     return found
   }
@@ -165,14 +170,12 @@ export class ClientStore {
   }
 }
 
-/** Every write of a client moves `updated_at`; the rest guards against two writes within one millisecond. */
-function sameClient(a: RegisteredClient, b: RegisteredClient): boolean {
-  return (
-    a.updatedAt === b.updatedAt &&
-    a.credentialsVersion === b.credentialsVersion &&
-    a.secretHash === b.secretHash &&
-    JSON.stringify(a.metadata) === JSON.stringify(b.metadata)
-  )
+/**
+ * Whether `client` was read from `row` as it is now: every write of a client moves `updated_at`, and every change
+ * of its credentials moves their version, even within one millisecond.
+ */
+function isRowOf(client: RegisteredClient, row: ClientsTable): boolean {
+  return client.updatedAt === row.updated_at && client.credentialsVersion === row.credentials_changed_at && client.secretHash === row.secret_hash
 }
 
 /**

@@ -3,7 +3,7 @@ import { type Clock, toRfc3339 } from '../clock.js'
 import { type Awaitable, andThen } from '../cache/awaitable.js'
 import type { TtlCache } from '../cache/ttl-cache.js'
 import type { CacheInvalidation } from '../cache/invalidation.js'
-import { shallowEqual } from '../cache/shallow-equal.js'
+import { sameOrFresh } from '../cache/shallow-equal.js'
 import { notFound } from '../http/problems.js'
 import { looksLikeId, newId } from '../ids.js'
 import type { KeyStore } from '../keys/key-store.js'
@@ -57,7 +57,7 @@ export class Accounts {
     private readonly provisioning: AccountProvisioning,
     private readonly publicUrl: string,
   ) {
-    this.#cache = invalidation.cache('account', { batch: (ids) => this.#readMany(ids), unchanged: shallowEqual })
+    this.#cache = invalidation.cache('account', { batch: (ids, cached) => this.#readMany(ids, cached) })
   }
 
   issuerOf(accountId: string): string {
@@ -142,9 +142,9 @@ export class Accounts {
     }
   }
 
-  async #readMany(accountIds: readonly string[]): Promise<Map<string, Account>> {
+  async #readMany(accountIds: readonly string[], cached: (id: string) => Account | undefined): Promise<Map<string, Account>> {
     const rows = await this.db.selectFrom('accounts').selectAll().where('id', 'in', inList(accountIds)).execute()
-    return new Map(rows.map((row) => [row.id, fromRow(row)]))
+    return new Map(rows.map((row) => [row.id, sameOrFresh(cached(row.id), fromRow(row))]))
   }
 
   async #read(db: Kysely<DB>, accountId: string): Promise<Account | undefined> {

@@ -38,8 +38,8 @@ export class CacheInvalidation {
 
   /**
    * A read-through cache that forgets a key when `topic` reports it changed, and everything after a flush.
-   * `keyOf` maps a changed row's key to the cache's own, for caches that hold a group of rows per key; `batch` and
-   * `unchanged` are TtlCache's.
+   * `keyOf` maps a changed row's key to the cache's own, for caches that hold a group of rows per key; `batch` is
+   * TtlCache's.
    */
   cache<V>(
     topic: CacheTopic,

@@ -11,3 +11,8 @@ export function shallowEqual<T extends object>(a: T, b: T): boolean {
     return x === y
   })
 }
+
+/** `cached` when it holds the same values as `fresh`, so that what the cache keeps is not replaced by a copy. */
+export function sameOrFresh<T extends object>(cached: T | undefined, fresh: T): T {
+  return cached !== undefined && shallowEqual(cached, fresh) ? cached : fresh
+}

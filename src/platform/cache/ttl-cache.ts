@@ -12,21 +12,17 @@ export type Loader<V> = () => Promise<V | undefined>
 
 /**
  * Reads many keys in one query: the values found, by key; a key missing from the map has no row, and a key whose
- * row could not be read has its Error, which fails that key's load alone.
+ * row could not be read has its Error, which fails that key's load alone. `cached(key)` is the value the cache holds
+ * now, fresh or not: a loader that finds its row unchanged answers with it rather than a new copy, so reloading
+ * many entries every few seconds neither rebuilds them nor feeds the garbage collector's old generation.
  */
-export type BatchLoader<V> = (keys: readonly string[]) => Promise<ReadonlyMap<string, V | Error>>
+export type BatchLoader<V> = (keys: readonly string[], cached: (key: string) => V | undefined) => Promise<ReadonlyMap<string, V | Error>>
 
 export interface CacheOptions<V> {
   /** The most entries kept; past it, the least recently used goes first. */
   maxEntries?: number
   /** Loads what `get` is called for without a loader of its own, the keys of one event-loop turn together. */
   batch?: BatchLoader<V>
-  /**
-   * Whether a reloaded value says the same as the cached one; the cached one is then kept. With many entries
-   * reloaded every few seconds, storing an equal new copy each time would only feed the garbage collector's old
-   * generation.
-   */
-  unchanged?: (cached: V, loaded: V) => boolean
 }
 
 /**
@@ -63,7 +59,6 @@ export class TtlCache<V> {
   readonly #entries: LRUCache<string, Entry<V>>
   readonly #loading = new Map<string, Promise<V | undefined>>()
   readonly #batch: BatchLoader<V> | undefined
-  readonly #unchanged: ((cached: V, loaded: V) => boolean) | undefined
   /** Keys waiting for the next batched query, with whoever waits for each. */
   #queued = new Map<string, Waiter<V>>()
   /** Bumped by every invalidation; a load stores its result only if the generation is unchanged. */
@@ -79,7 +74,6 @@ export class TtlCache<V> {
     this.#refreshAfterMs = ttlMs * REFRESH_AHEAD_SHARE
     this.#entries = new LRUCache({ max: options.maxEntries ?? DEFAULT_MAX_ENTRIES })
     this.#batch = options.batch
-    this.#unchanged = options.unchanged
     this.#sweptAt = clock.now()
   }
 
@@ -109,18 +103,12 @@ export class TtlCache<V> {
     if (pending) return pending
     const generation = this.#generation
     const readAt = this.clock.now()
-    const previous = this.#entries.peek(key)?.value
     this.#sweepExpired(readAt)
     const promise = (load ? load() : this.#enqueue(key))
       .then((value) => {
-        if (value === undefined) {
-          this.#entries.delete(key)
-          return value
-        }
-        if (generation !== this.#generation) return value
-        const kept = previous !== undefined && this.#unchanged?.(previous, value) ? previous : value
-        this.#entries.set(key, { value: kept, readAt })
-        return kept
+        if (value === undefined) this.#entries.delete(key)
+        else if (generation === this.#generation) this.#entries.set(key, { value, readAt })
+        return value
       })
       .finally(() => this.#loading.delete(key))
     this.#loading.set(key, promise)
@@ -141,7 +129,10 @@ export class TtlCache<V> {
     if (!batch) return
     for (let start = 0; start < queued.length; start += BATCH_SIZE) {
       const waiting = queued.slice(start, start + BATCH_SIZE)
-      batch(waiting.map(([key]) => key)).then(
+      batch(
+        waiting.map(([key]) => key),
+        (key) => this.#entries.peek(key)?.value,
+      ).then(
         (found) =>
           waiting.forEach(([key, waiter]) => {
             const value = found.get(key)

@@ -76,7 +76,7 @@ export class KeyStore {
     /** `HERALD_CACHE_SIZE`: accounts whose key sets stay cached; each has a key per algorithm. */
     cacheSize: number,
   ) {
-    this.#cache = invalidation.cache('keys', { batch: (accountIds) => this.#loadMany(accountIds), unchanged: (a, b) => a.sameAs(b) })
+    this.#cache = invalidation.cache('keys', { batch: (accountIds, cached) => this.#loadMany(accountIds, cached) })
     this.#materials = new KeyMaterials(cacheSize * SIGNING_ALGS.length, (row) => box.open(row.private_key, sealContext(row.account_id, row.id)))
   }
 
@@ -207,7 +207,7 @@ export class KeyStore {
    * The accounts' usable keys, each set by account; an account without one is left out. The material of a key
    * already opened is reused (see KeyMaterials).
    */
-  async #loadMany(accountIds: readonly string[]): Promise<Map<string, AccountKeys | Error>> {
+  async #loadMany(accountIds: readonly string[], cached: (accountId: string) => AccountKeys | undefined): Promise<Map<string, AccountKeys | Error>> {
     const now = this.clock.now()
     const rows = await this.db
       .selectFrom('signing_keys')
@@ -222,7 +222,9 @@ export class KeyStore {
     const loaded = new Map<string, AccountKeys | Error>()
     for (const [accountId, accountRows] of byAccount) {
       try {
-        loaded.set(accountId, new AccountKeys(accountRows.map((row) => new LoadedKey(toTimeline(row), this.#materials.of(row)))))
+        const keys = new AccountKeys(accountRows.map((row) => new LoadedKey(toTimeline(row), this.#materials.of(row))))
+        const previous = cached(accountId)
+        loaded.set(accountId, previous?.sameAs(keys) ? previous : keys)
       } catch (error) {
         // A key that fails to open (sealed for another row, or under a master key no longer configured) fails its
         // own account's load, not the others' in the batch.

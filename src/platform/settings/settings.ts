@@ -3,7 +3,7 @@ import type { Clock } from '../clock.js'
 import type { Awaitable } from '../cache/awaitable.js'
 import type { TtlCache } from '../cache/ttl-cache.js'
 import type { CacheInvalidation } from '../cache/invalidation.js'
-import { shallowEqual } from '../cache/shallow-equal.js'
+import { sameOrFresh } from '../cache/shallow-equal.js'
 import type { AccountSettingsTable, DB } from '../storage/schema.js'
 import type { Tx } from '../storage/transaction.js'
 import { inList } from '../storage/in-list.js'
@@ -71,7 +71,7 @@ export class SettingsStore {
     private readonly invalidation: CacheInvalidation,
     private readonly outbox: Outbox,
   ) {
-    this.#cache = invalidation.cache('settings', { batch: (accountIds) => this.#readMany(accountIds), unchanged: shallowEqual })
+    this.#cache = invalidation.cache('settings', { batch: (accountIds, cached) => this.#readMany(accountIds, cached) })
   }
 
   /** The account's settings, from the cache; undefined only for an account that does not exist. */
@@ -84,9 +84,9 @@ export class SettingsStore {
     return row && fromRow(row)
   }
 
-  async #readMany(accountIds: readonly string[]): Promise<Map<string, AccountSettings>> {
+  async #readMany(accountIds: readonly string[], cached: (accountId: string) => AccountSettings | undefined): Promise<Map<string, AccountSettings>> {
     const rows = await this.db.selectFrom('account_settings').selectAll().where('account_id', 'in', inList(accountIds)).execute()
-    return new Map(rows.map((row) => [row.account_id, fromRow(row)]))
+    return new Map(rows.map((row) => [row.account_id, sameOrFresh(cached(row.account_id), fromRow(row))]))
   }
 
   /**
