@@ -6,6 +6,7 @@ import type { CacheInvalidation } from '../../platform/cache/invalidation.js'
 import type { ClientKind, ClientsTable, DB, TokenEndpointAuthMethod } from '../../platform/storage/schema.js'
 import type { Tx } from '../../platform/storage/transaction.js'
 import { looksLikeId } from '../../platform/ids.js'
+import { inAccountOrder } from '../../platform/pagination.js'
 import { type ClientMetadata, DEFAULT_METADATA, clientKind, scopesOf } from './client-metadata.js'
 import { secretDigestOf } from './secrets.js'
 
@@ -55,7 +56,7 @@ export class ClientStore {
 
   /** A page of the account's clients, oldest first, after the keyset position `after` (a client id). */
   async list(accountId: string, limit: number, after: string | undefined): Promise<RegisteredClient[]> {
-    let query = this.db.selectFrom('clients').selectAll().where('account_id', '=', accountId).orderBy('id').limit(limit)
+    let query = inAccountOrder(this.db.selectFrom('clients').selectAll(), accountId, 'asc').limit(limit)
     if (after !== undefined) query = query.where('id', '>', after)
     return (await query.execute()).map(fromRow)
   }

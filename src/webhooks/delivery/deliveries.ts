@@ -2,7 +2,7 @@ import { type Kysely, type SqlBool, sql } from 'kysely'
 import { type Clock, optionalRfc3339, toRfc3339 } from '../../platform/clock.js'
 import { ProblemError, notFound } from '../../platform/http/problems.js'
 import { idBoundary, looksLikeId } from '../../platform/ids.js'
-import { decodeCursor, type Page, toPage } from '../../platform/pagination.js'
+import { decodeCursor, inAccountOrder, type Page, toPage } from '../../platform/pagination.js'
 import type { DialectFeatures } from '../../platform/storage/database.js'
 import type { DB, DeliveryStatus, WebhookAttemptsTable, WebhookDeliveriesTable } from '../../platform/storage/schema.js'
 import { transaction } from '../../platform/storage/transaction.js'
@@ -80,7 +80,7 @@ export class Deliveries {
 
   async list(accountId: string, filter: DeliveryFilter, limit: number, cursor: string | undefined): Promise<Page<DeliveryView>> {
     const before = decodeCursor(cursor)
-    let query = this.db.selectFrom('webhook_deliveries').selectAll().where('account_id', '=', accountId).orderBy('id', 'desc').limit(limit + 1)
+    let query = inAccountOrder(this.db.selectFrom('webhook_deliveries').selectAll(), accountId, 'desc').limit(limit + 1)
     if (before !== undefined) query = query.where('id', '<', before)
     if (filter.until !== undefined) query = query.where('id', '<', idBoundary('dlv', filter.until))
     if (filter.since !== undefined) query = query.where('id', '>=', idBoundary('dlv', filter.since))
@@ -95,7 +95,7 @@ export class Deliveries {
 
   async get(accountId: string, deliveryId: string): Promise<DeliveryView & { attempts: AttemptView[] }> {
     const row = await this.#existing(this.db, accountId, deliveryId)
-    const attempts = await this.db.selectFrom('webhook_attempts').selectAll().where('delivery_id', '=', deliveryId).orderBy('number').execute()
+    const attempts = await this.db.selectFrom('webhook_attempts').selectAll().where('account_id', '=', accountId).where('delivery_id', '=', deliveryId).orderBy('number').execute()
     return { ...toView(row), attempts: attempts.map(toAttemptView) }
   }
 
