@@ -1,8 +1,9 @@
-import { CompiledQuery, type Kysely, sql } from 'kysely'
+import { type CompiledQuery, sql } from 'kysely'
 import { expect, it } from 'vitest'
 import type { DB } from '../../src/platform/storage/schema.js'
 import { type TestHerald, forEachDialect, useHerald } from '../support/herald.js'
 import { call, createAccount, managementToken } from '../support/http.js'
+import { leadingColumn, postgresPlan, postgresScans, recordStatements, sqlitePlan, sqliteScans } from '../support/statements.js'
 
 /**
  * Each list of the API, run through HTTP on a data set where another account holds most rows, on both sides of the
@@ -128,65 +129,9 @@ async function skew(h: TestHerald, accountId: string, otherId: string): Promise<
   await sql`analyze`.execute(db)
 }
 
-interface Recorder {
-  statements: CompiledQuery[]
-  stop(): void
-}
-
-/** Records every statement `db` sends, as sent, while the statements still run as they would. */
-function recordStatements(db: Kysely<DB>): Recorder {
-  const executor = db.getExecutor()
-  const statements: CompiledQuery[] = []
-  const execute = executor.executeQuery.bind(executor)
-  executor.executeQuery = (query) => {
-    statements.push(query)
-    return execute(query)
-  }
-  return { statements, stop: () => (executor.executeQuery = execute) }
-}
-
-interface Scan {
-  /** null: the table itself, read whole. */
-  index: string | null
-  leading: string | null
-}
-
 /** The scans of `table` in the plan of `statement`, with the leading column of each one's index. */
-async function scansOf(h: TestHerald, statement: CompiledQuery, table: string): Promise<Scan[]> {
+async function scansOf(h: TestHerald, statement: CompiledQuery, table: string): Promise<Array<{ index: string | null; leading: string | null }>> {
   const db = h.herald.database.db
-  const indexes: Array<string | null> = []
-  if (h.dialect === 'postgres') {
-    const { rows } = await db.executeQuery<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(CompiledQuery.raw(`explain (format json) ${statement.sql}`, [...statement.parameters]))
-    // A bitmap heap scan reads the rows its bitmap index scans found.
-    const bitmapIndexes = (node: PlanNode): string[] => (node['Node Type'] === 'Bitmap Index Scan' ? [node['Index Name']!] : (node.Plans ?? []).flatMap(bitmapIndexes))
-    const visit = (node: PlanNode): void => {
-      if (node['Relation Name'] === table) indexes.push(...(node['Node Type'] === 'Bitmap Heap Scan' ? bitmapIndexes(node) : [node['Index Name'] ?? null]))
-      for (const child of node.Plans ?? []) visit(child)
-    }
-    visit(rows[0]!['QUERY PLAN'][0]!.Plan)
-  } else {
-    const { rows } = await db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${statement.sql}`, [...statement.parameters]))
-    for (const { detail } of rows) {
-      const scan = new RegExp(`^(?:SCAN|SEARCH) ${table}\\b(?: USING (?:COVERING )?INDEX (\\S+)| USING (INTEGER )?PRIMARY KEY)?`).exec(detail)
-      if (scan) indexes.push(scan[1] ?? (scan[2] !== undefined ? 'rowid' : null))
-    }
-  }
-  return Promise.all(indexes.map(async (index) => ({ index, leading: index === null ? null : await leadingColumn(h, index) })))
-}
-
-interface PlanNode {
-  'Node Type': string
-  'Relation Name'?: string
-  'Index Name'?: string
-  Plans?: PlanNode[]
-}
-
-async function leadingColumn(h: TestHerald, index: string): Promise<string> {
-  const db = h.herald.database.db
-  const query =
-    h.dialect === 'postgres'
-      ? sql<{ name: string }>`select a.attname as name from pg_index i join pg_class c on c.oid = i.indexrelid join pg_attribute a on a.attrelid = i.indrelid and a.attnum = i.indkey[0] where c.relname = ${index}`
-      : sql<{ name: string }>`select name from pragma_index_info(${index}) where seqno = 0`
-  const { rows } = await query.execute(db)
-  return rows[0]?.name ?? `(${index}: no column found)`
+  const indexes = h.dialect === 'postgres' ? postgresScans(await postgresPlan(db, statement), table) : sqliteScans(await sqlitePlan(db, statement), table)
+  return Promise.all(indexes.map(async (index) => ({ index, leading: index === null ? null : await leadingColumn(db, h.dialect, index) })))
 }
