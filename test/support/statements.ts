@@ -60,7 +60,8 @@ export async function sqlitePlan(db: Kysely<DB>, statement: CompiledQuery): Prom
 export function postgresScans(node: PlanNode, table: string): Array<string | null> {
   // A bitmap heap scan reads the rows its bitmap index scans found.
   const bitmapIndexes = (bitmap: PlanNode): string[] => (bitmap['Node Type'] === 'Bitmap Index Scan' ? [bitmap['Index Name']!] : (bitmap.Plans ?? []).flatMap(bitmapIndexes))
-  const own = node['Relation Name'] !== table ? [] : node['Node Type'] === 'Bitmap Heap Scan' ? bitmapIndexes(node) : [node['Index Name'] ?? null]
+  // An UPDATE's own node names the table too, and reads nothing: the scans below it do.
+  const own = node['Relation Name'] !== table || node['Node Type'] === 'ModifyTable' ? [] : node['Node Type'] === 'Bitmap Heap Scan' ? bitmapIndexes(node) : [node['Index Name'] ?? null]
   return [...own, ...(node.Plans ?? []).flatMap((child) => postgresScans(child, table))]
 }
 

@@ -6,6 +6,7 @@ import { decodeCursor, inAccountOrder, type Page, toPage } from '../../platform/
 import type { DialectFeatures } from '../../platform/storage/database.js'
 import type { DB, DeliveryStatus, WebhookAttemptsTable, WebhookDeliveriesTable } from '../../platform/storage/schema.js'
 import { transaction } from '../../platform/storage/transaction.js'
+import { notForClaims } from './leases.js'
 import { endpointStatusForWrites, requeue } from './requeue.js'
 import type { WakeSignal } from './wake.js'
 
@@ -44,10 +45,11 @@ export interface DeliveryFilter {
 }
 
 /**
- * The condition of the index of an endpoint's deliveries that did not succeed (migration 0006), for a query of such
- * deliveries to state: SQLite uses a partial index only when the query states its condition itself.
+ * The condition of the index of an endpoint's deliveries that did not succeed (migrations 0006 and 0012), for a query
+ * of such deliveries to state: SQLite uses a partial index only when the query states its condition itself, and
+ * PostgreSQL only when it follows from the query's (which the account's part never does unless stated).
  */
-export const ON_UNSUCCEEDED_INDEX = sql<SqlBool>`status <> 'succeeded'`
+export const ON_UNSUCCEEDED_INDEX = sql<SqlBool>`status <> 'succeeded' and ${notForClaims('webhook_deliveries')}`
 
 /**
  * The ids of an endpoint's deliveries in `status`, in id order, on the index of its deliveries that did not succeed:

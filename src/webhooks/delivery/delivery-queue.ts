@@ -10,7 +10,7 @@ import { type Tx, transaction } from '../../platform/storage/transaction.js'
 import type { Endpoints } from '../endpoints/endpoints.js'
 import { isOperationalType } from '../events/event-types.js'
 import { cancellation, HOLDING } from './deliveries.js'
-import { claimable, countsPerLease, notLeased, perEndpoint, releaseLeases } from './leases.js'
+import { claimable, countsPerLease, notForClaims, notLeased, perEndpoint, releaseLeases } from './leases.js'
 import { nextAttemptAt } from './retry-schedule.js'
 
 /** A delivery a worker holds under a lease, with what it needs to send it. */
@@ -340,6 +340,7 @@ export class DeliveryQueue {
           .select((min) => min.fn.min('next_attempt_at').as('due'))
           .where('status', '=', 'pending')
           .where(notLeased('webhook_deliveries', now))
+          .where(notForClaims('webhook_deliveries'))
           .as('waiting'),
         eb
           .selectFrom('webhook_leases')
