@@ -8,7 +8,7 @@ import { type Kysely, sql } from 'kysely'
  * the queue was empty, which is how autovacuum usually finds a table that keeps a long history of finished deliveries,
  * count none of them, so every such plan looks free and the planner takes any; the wrong ones read the whole backlog
  * per claim. Those two indexes now also carry `account_id <> ''`, true of every row: the queries that use them state
- * it (NOT_FOR_CLAIMS), and a claim, which never names an account, can't use them.
+ * it (notForClaims in leases.ts), and a claim, which never names an account, can't use them.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.dropIndex('webhook_deliveries_due_idx').execute()
