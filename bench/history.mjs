@@ -11,6 +11,9 @@
 //                    to the drain's endpoints, with ids older than the backlogs', and half in another account with
 //                    newer ids
 //   drain, history   the same backlog drained again, and its ratio to the empty drain (goal ≥ 0.8×)
+//
+// Each drain runs three times (a fresh backlog each time); the round of median rate stands for it. Beside the rate,
+// deliveries per CPU-second of Herald, which the other processes on a shared machine disturb less.
 //   lists            the bench account's first page of GET /webhooks/deliveries, unfiltered and status=succeeded,
 //                    one request at a time after ten unmeasured, while the other account holds as many newer rows:
 //                    p50 and p99
@@ -26,9 +29,9 @@ import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 import { control, createDatabase, percentile, provision, request, settle, startHerald } from './deliveries.mjs'
-import { LOAD_CORE, ROOT, SERVER_CORE, formatMs, pinSelf, pinningAvailable, startNode } from './support.mjs'
+import { LOAD_CORE, ROOT, SERVER_CORE, cpuWindow, formatMs, pinSelf, pinningAvailable, startNode } from './support.mjs'
 
-const DEFAULTS = { history: 2_000_000, backlog: 37_000, warmup: 2000, listRequests: 200, drainTimeoutS: 240 }
+const DEFAULTS = { history: 2_000_000, backlog: 37_000, rounds: 3, warmup: 2000, listRequests: 200, drainTimeoutS: 240 }
 const GOAL_RATIO = 0.8
 const EVENT_DATA = JSON.stringify({ order: 'ord_0001', amount: 4200, currency: 'EUR' })
 const DAY_MS = 24 * 3600 * 1000
@@ -96,10 +99,15 @@ async function run({ database, receiverOrigin, options }) {
     }
     const backlog = { client, api, database, receiverOrigin, endpoints, herald }
     await drainBacklog({ ...backlog, n: DEFAULTS.warmup, round: 'W', label: 'warm-up' })
-    const empty = await drainBacklog({ ...backlog, n: options.backlog, round: 'E', label: 'drain, empty' })
+    const rounds = async (tag, label) => {
+      const drains = []
+      for (let round = 1; round <= DEFAULTS.rounds; round++) drains.push(await drainBacklog({ ...backlog, n: options.backlog, round: `${tag}${round}`, label: `${label}, round ${round}` }))
+      return median(drains)
+    }
+    const empty = await rounds('E', 'drain, empty')
     const load = await loadHistory(client, { accountId: api.accountId, otherId: other.account.id, endpoints, rows: options.history })
     console.log(`history: ${int(options.history)} finished deliveries with their events and attempts written in ${load.writeSeconds.toFixed(1)} s; deliveries table ${load.size}`)
-    const kept = await drainBacklog({ ...backlog, n: options.backlog, round: 'H', label: `drain, ${int(options.history)} kept` })
+    const kept = await rounds('H', `drain, ${int(options.history)} kept`)
     const lists = {
       unfiltered: await listLatency(api, '/webhooks/deliveries?limit=50'),
       succeeded: await listLatency(api, '/webhooks/deliveries?limit=50&status=succeeded'),
@@ -142,6 +150,7 @@ async function drainBacklog({ client, api, database, receiverOrigin, endpoints, 
   const arrivedBefore = (await control(receiverOrigin, 'GET', '/__control/stats')).received
   const indexesBefore = await indexReads(client)
   const databaseBefore = database.serverCpuSeconds()
+  const cpu = cpuWindow(herald.proc.pid)
   const started = performance.now()
   await Promise.all(endpoints.map((endpoint) => api.call('PATCH', `/webhooks/endpoints/${endpoint}`, { status: 'active' }, 200)))
   const deadline = started + DEFAULTS.drainTimeoutS * 1000
@@ -155,15 +164,17 @@ async function drainBacklog({ client, api, database, receiverOrigin, endpoints, 
     await sleep(5)
   }
   const seconds = (performance.now() - started) / 1000
+  const usage = cpu.end()
   const databaseAfter = database.serverCpuSeconds()
   // Backends report their statistics when idle, within a second.
   await sleep(1500)
   const reads = readsPerDelivery(indexesBefore, await indexReads(client), n)
   const databaseUs = databaseBefore !== undefined && databaseAfter !== undefined ? ((databaseAfter - databaseBefore) * 1e6) / n : undefined
-  const result = { n, seconds, rate: n / seconds, databaseUs, reads }
+  const heraldUs = usage.serverCpu === undefined ? undefined : (usage.serverCpu * seconds * 1e6) / n
+  const result = { n, seconds, rate: n / seconds, heraldUs, databaseUs, othersOnServerCore: usage.othersOnServerCore, reads }
   console.log(
     `${label}: ${int(n)} deliveries in ${seconds.toFixed(2)} s = ${int(result.rate)}/s (VACUUM ANALYZE before: ${vacuumSeconds.toFixed(1)} s)` +
-      (databaseUs !== undefined ? `; PostgreSQL CPU ${int(databaseUs)} µs per delivery` : '') +
+      `; CPU per delivery: Herald ${int(heraldUs)} µs, PostgreSQL ${int(databaseUs)} µs; others on Herald's core ${pct(usage.othersOnServerCore)}` +
       `; index entries read per delivery: ${formatReads(reads)}`,
   )
   if (herald.proc.output().includes('"level":50')) console.log("  (Herald logged errors: see its output)")
@@ -240,20 +251,34 @@ async function listLatency(api, pathname) {
 
 function printTable({ empty, kept, lists }, options) {
   const ratio = kept.rate / empty.rate
+  const perCpu = (drain) => (drain.heraldUs ? 1e6 / drain.heraldUs : undefined)
+  const cpuRatio = perCpu(kept) && perCpu(empty) ? perCpu(kept) / perCpu(empty) : undefined
+  const drainRow = (label, drain) => [label, int(drain.rate), int(perCpu(drain)), `${int(drain.heraldUs)} / ${int(drain.databaseUs)}`, formatReads(drain.reads), '']
   const rows = [
-    ['drain, empty database (deliveries/s)', int(empty.rate), empty.databaseUs === undefined ? '–' : int(empty.databaseUs), formatReads(empty.reads), ''],
-    [`drain, ${int(options.history)} finished kept`, int(kept.rate), kept.databaseUs === undefined ? '–' : int(kept.databaseUs), formatReads(kept.reads), ''],
-    ['  ratio, kept / empty', `${ratio.toFixed(2)}×`, '', '', `≥ ${GOAL_RATIO}×: ${ratio >= GOAL_RATIO ? 'met' : 'MISSED'}`],
-    ['list, first page p50 / p99 (ms)', `${formatMs(lists.unfiltered.p50)} / ${formatMs(lists.unfiltered.p99)}`, '', '', ''],
-    ['list, status=succeeded p50 / p99 (ms)', `${formatMs(lists.succeeded.p50)} / ${formatMs(lists.succeeded.p99)}`, '', '', ''],
+    drainRow('drain, empty database (deliveries/s)', empty),
+    drainRow(`drain, ${int(options.history)} finished kept`, kept),
+    ['  ratio, kept / empty', `${ratio.toFixed(2)}×`, cpuRatio === undefined ? '–' : `${cpuRatio.toFixed(2)}×`, '', '', `≥ ${GOAL_RATIO}×: ${ratio >= GOAL_RATIO ? 'met' : 'MISSED'}`],
+    ['list, first page p50 / p99 (ms)', `${formatMs(lists.unfiltered.p50)} / ${formatMs(lists.unfiltered.p99)}`, '', '', '', ''],
+    ['list, status=succeeded p50 / p99 (ms)', `${formatMs(lists.succeeded.p50)} / ${formatMs(lists.succeeded.p99)}`, '', '', '', ''],
   ]
-  const headers = ['figure', 'herald', 'PG µs/delivery', 'index entries read per delivery', 'goal']
+  const headers = ['figure', 'herald', 'per Herald CPU-s', 'CPU µs/delivery: Herald / PG', 'index entries read per delivery', 'goal']
   const widths = headers.map((header, i) => Math.max(header.length, ...rows.map((row) => String(row[i]).length)))
-  const format = (row) => row.map((cell, i) => (i === 1 || i === 2 ? String(cell).padStart(widths[i]) : String(cell).padEnd(widths[i]))).join('  ').trimEnd()
-  console.log(`\nthe drain beside the history kept (PostgreSQL, backlog ${int(options.backlog)} to two endpoints, max_in_flight at its default):`)
+  const format = (row) => row.map((cell, i) => (i >= 1 && i <= 3 ? String(cell).padStart(widths[i]) : String(cell).padEnd(widths[i]))).join('  ').trimEnd()
+  console.log(`\nthe drain beside the history kept (PostgreSQL, backlog ${int(options.backlog)} to two endpoints, max_in_flight at its default; the median of ${DEFAULTS.rounds} rounds each):`)
   console.log(`  ${format(headers)}`)
   for (const row of rows) console.log(`  ${format(row)}`)
   console.log(`  lists: the bench account (${int(Math.ceil(options.history / 2))} older rows and the backlogs) beside another account's ${int(Math.floor(options.history / 2))} newer rows`)
+  const busy = Math.max(...[empty, kept].map((drain) => drain.othersOnServerCore ?? 0))
+  if (busy > 0.1) console.log(`  other processes (PostgreSQL's included) used up to ${pct(busy)} of Herald's core in these drains: per Herald CPU-s is the steadier figure`)
+}
+
+/** The drain of median rate among `drains`. */
+function median(drains) {
+  return [...drains].sort((a, b) => a.rate - b.rate)[Math.floor(drains.length / 2)]
+}
+
+function pct(value) {
+  return value === undefined ? 'n/a' : `${Math.round(value * 100)}%`
 }
 
 function int(value) {
