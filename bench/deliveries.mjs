@@ -279,7 +279,7 @@ const trace = process.env.HERALD_BENCH_TRACE ? (what) => console.error(`TRACE ${
  * calm down. Without it, a PostgreSQL checkpoint that the pre-loads' WAL set off once ran through the whole
  * latency phase, whose p99 measured 126.6 ms (71.4 ms in the next run, with the checkpoint first).
  */
-async function settle(database) {
+export async function settle(database) {
   await database.checkpoint()
   await quiet()
 }
@@ -484,13 +484,13 @@ async function checkSample(api, endpointId, receiverOrigin) {
   console.log(`sample webhook: ${payload.type}, ${sample.body.length} bytes, signature verified with standardwebhooks`)
 }
 
-function percentile(values, p) {
+export function percentile(values, p) {
   if (values.length === 0) return undefined
   const sorted = Float64Array.from(values).sort()
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))]
 }
 
-async function control(origin, method, pathname) {
+export async function control(origin, method, pathname) {
   const response = await fetch(`${origin}${pathname}`, { method, signal: AbortSignal.timeout(10_000) })
   if (response.status !== 200) throw new Error(`receiver ${method} ${pathname}: ${response.status}`)
   return response.json()
@@ -513,7 +513,7 @@ async function httpFloor(receiverOrigin, seconds) {
 // ---------------------------------------------------------------------------------------------------------
 // Herald and its API
 
-async function startHerald(database, profileDir) {
+export async function startHerald(database, profileDir) {
   const port = await freePort()
   const operatorToken = randomBytes(32).toString('base64url')
   const env = {
@@ -536,7 +536,7 @@ async function startHerald(database, profileDir) {
 }
 
 /** An account, a management token from its admin client, and helpers for its webhook API. */
-async function provision(origin, operatorToken) {
+export async function provision(origin, operatorToken) {
   const created = await request('POST', `${origin}/accounts`, { authorization: `Bearer ${operatorToken}` }, { name: 'bench' }, 201)
   const { issuer, id: accountId } = created.account
   const admin = created.admin_client
@@ -569,7 +569,7 @@ async function provision(origin, operatorToken) {
   return api
 }
 
-async function request(method, url, headers, body, expected) {
+export async function request(method, url, headers, body, expected) {
   const form = body instanceof URLSearchParams
   const response = await fetch(url, {
     method,
@@ -585,7 +585,7 @@ async function request(method, url, headers, body, expected) {
 // ---------------------------------------------------------------------------------------------------------
 // The databases: a fresh one per dialect, a reader for the drain's counts, and the bare-write floors
 
-async function createDatabase(dialect, work) {
+export async function createDatabase(dialect, work) {
   if (dialect === 'sqlite') return sqliteDatabase(path.join(work, 'herald.db'))
   const admin = new pg.Client({ connectionString: POSTGRES_ADMIN_URL, connectionTimeoutMillis: 3000 })
   try {

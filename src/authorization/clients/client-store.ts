@@ -7,6 +7,7 @@ import type { ClientKind, ClientsTable, DB, TokenEndpointAuthMethod } from '../.
 import type { Tx } from '../../platform/storage/transaction.js'
 import { inList } from '../../platform/storage/in-list.js'
 import { looksLikeId } from '../../platform/ids.js'
+import { inAccountOrder } from '../../platform/pagination.js'
 import { type ClientMetadata, DEFAULT_METADATA, clientKind, scopesOf } from './client-metadata.js'
 import { secretDigestOf } from './secrets.js'
 
@@ -84,7 +85,7 @@ export class ClientStore {
 
   /** A page of the account's clients, oldest first, after the keyset position `after` (a client id). */
   async list(accountId: string, limit: number, after: string | undefined): Promise<RegisteredClient[]> {
-    let query = this.db.selectFrom('clients').selectAll().where('account_id', '=', accountId).orderBy('id').limit(limit)
+    let query = inAccountOrder(this.db.selectFrom('clients').selectAll(), accountId, 'asc').limit(limit)
     if (after !== undefined) query = query.where('id', '>', after)
     return (await query.execute()).map(fromRow)
   }

@@ -3,7 +3,7 @@ import { type Clock, toRfc3339 } from '../../platform/clock.js'
 import type { Outbox } from '../../platform/events/outbox.js'
 import { ProblemError, notFound } from '../../platform/http/problems.js'
 import { isReservedScope } from '../../platform/management-auth/scopes.js'
-import { decodeCursor, type Page, toPage } from '../../platform/pagination.js'
+import { decodeCursor, inAccountOrder, type Page, toPage } from '../../platform/pagination.js'
 import type { DB, ScopeKind, ScopesTable } from '../../platform/storage/schema.js'
 import { transaction } from '../../platform/storage/transaction.js'
 import type { ClientStore } from '../clients/client-store.js'
@@ -58,7 +58,7 @@ export class Scopes {
   }
 
   async list(accountId: string, limit: number, cursor: string | undefined): Promise<Page<ScopeView>> {
-    let query = this.db.selectFrom('scopes').selectAll().where('account_id', '=', accountId).orderBy('name').limit(limit + 1)
+    let query = inAccountOrder(this.db.selectFrom('scopes').selectAll(), accountId, 'asc', 'name').limit(limit + 1)
     const after = decodeCursor(cursor)
     if (after !== undefined) query = query.where('name', '>', after)
     const rows = await query.execute()

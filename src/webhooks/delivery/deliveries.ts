@@ -2,10 +2,11 @@ import { type Kysely, type SqlBool, sql } from 'kysely'
 import { type Clock, optionalRfc3339, toRfc3339 } from '../../platform/clock.js'
 import { ProblemError, notFound } from '../../platform/http/problems.js'
 import { idBoundary, looksLikeId } from '../../platform/ids.js'
-import { decodeCursor, type Page, toPage } from '../../platform/pagination.js'
+import { decodeCursor, inAccountOrder, type Page, toPage } from '../../platform/pagination.js'
 import type { DialectFeatures } from '../../platform/storage/database.js'
 import type { DB, DeliveryStatus, WebhookAttemptsTable, WebhookDeliveriesTable } from '../../platform/storage/schema.js'
 import { transaction } from '../../platform/storage/transaction.js'
+import { notForClaims } from './leases.js'
 import { endpointStatusForWrites, requeue } from './requeue.js'
 import type { WakeSignal } from './wake.js'
 
@@ -44,10 +45,11 @@ export interface DeliveryFilter {
 }
 
 /**
- * The condition of the index of an endpoint's deliveries that did not succeed (migration 0006), for a query of such
- * deliveries to state: SQLite uses a partial index only when the query states its condition itself.
+ * The condition of the index of an endpoint's deliveries that did not succeed (migrations 0006 and 0012), for a query
+ * of such deliveries to state: SQLite uses a partial index only when the query states its condition itself, and
+ * PostgreSQL only when it follows from the query's (which the account's part never does unless stated).
  */
-export const ON_UNSUCCEEDED_INDEX = sql<SqlBool>`status <> 'succeeded'`
+export const ON_UNSUCCEEDED_INDEX = sql<SqlBool>`status <> 'succeeded' and ${notForClaims('webhook_deliveries')}`
 
 /**
  * The ids of an endpoint's deliveries in `status`, in id order, on the index of its deliveries that did not succeed:
@@ -80,7 +82,7 @@ export class Deliveries {
 
   async list(accountId: string, filter: DeliveryFilter, limit: number, cursor: string | undefined): Promise<Page<DeliveryView>> {
     const before = decodeCursor(cursor)
-    let query = this.db.selectFrom('webhook_deliveries').selectAll().where('account_id', '=', accountId).orderBy('id', 'desc').limit(limit + 1)
+    let query = inAccountOrder(this.db.selectFrom('webhook_deliveries').selectAll(), accountId, 'desc').limit(limit + 1)
     if (before !== undefined) query = query.where('id', '<', before)
     if (filter.until !== undefined) query = query.where('id', '<', idBoundary('dlv', filter.until))
     if (filter.since !== undefined) query = query.where('id', '>=', idBoundary('dlv', filter.since))
@@ -95,7 +97,7 @@ export class Deliveries {
 
   async get(accountId: string, deliveryId: string): Promise<DeliveryView & { attempts: AttemptView[] }> {
     const row = await this.#existing(this.db, accountId, deliveryId)
-    const attempts = await this.db.selectFrom('webhook_attempts').selectAll().where('delivery_id', '=', deliveryId).orderBy('number').execute()
+    const attempts = await this.db.selectFrom('webhook_attempts').selectAll().where('account_id', '=', accountId).where('delivery_id', '=', deliveryId).orderBy('number').execute()
     return { ...toView(row), attempts: attempts.map(toAttemptView) }
   }
 

@@ -10,7 +10,7 @@ import { type Tx, transaction } from '../../platform/storage/transaction.js'
 import type { Endpoints } from '../endpoints/endpoints.js'
 import { isOperationalType } from '../events/event-types.js'
 import { cancellation, HOLDING } from './deliveries.js'
-import { claimable, countsPerLease, notLeased, perEndpoint, releaseLeases } from './leases.js'
+import { claimable, countsPerLease, notForClaims, notLeased, perEndpoint, releaseLeases } from './leases.js'
 import { nextAttemptAt } from './retry-schedule.js'
 
 /** A delivery a worker holds under a lease, with what it needs to send it. */
@@ -232,17 +232,21 @@ export class DeliveryQueue {
     const columns = ['d.id', 'd.account_id', 'd.endpoint_id', 'd.event_id', 'd.event_type', 'd.attempt_count', 'd.lease_token', 'd.leased_at', 'e.data', 'e.created_at'] as const
     const leaseRow = { lease_token: leaseToken, holder: this.#holder, expires_at: leaseEnds }
     if (this.features.rowLocks && this.features.writableCtes) {
-      // Each picked delivery is locked on its own, by primary key, in a lateral subquery; the statement leases
-      // exactly the rows it answers. Claimability is asked again because PostgreSQL, locking a row that a
-      // transaction committed since `picked` was read (a late completion of a lapsed lease, an endpoint's
-      // deletion), checks only these conditions against the row's new version: without them a finished delivery
-      // would be leased again. One id at a time, only the primary key is worth using, whatever the statistics:
-      // as one scan of all the picked ids, the planner ANDed them with the due index (whose condition this one
-      // repeats), reading every due delivery's entry for each claim, and as a semi-join it read the whole table.
+      // Each picked delivery is locked on its own, found by its id alone, in a lateral subquery; the statement
+      // leases exactly the rows it answers. Claimability is asked again of the version the lock found: a
+      // transaction may have committed a change since `picked` was read (a late completion of a lapsed lease, an
+      // endpoint's deletion), and without the check a finished delivery would be leased again. One id at a time,
+      // only the primary key is worth using, whatever the statistics, so the check stays outside the subquery
+      // (its LIMIT keeps PostgreSQL from pushing the check in): inside, `status = 'pending'` let the planner look
+      // each id up in the partial queue or due index instead, reading every queued delivery's entry, whenever
+      // the statistics counted few pending rows, as they do of a table that keeps a long history of finished
+      // ones. As one scan of all the picked ids, the planner ANDed them with the due index, and as a semi-join it
+      // read the whole table.
       const claimed = tx.db
         .selectFrom(picked.as('p'))
-        .crossJoinLateral((eb) => eb.selectFrom('webhook_deliveries as d').selectAll('d').whereRef('d.id', '=', 'p.id').where(claimable('d', now)).forUpdate().skipLocked().as('d'))
+        .crossJoinLateral((eb) => eb.selectFrom('webhook_deliveries as d').selectAll('d').whereRef('d.id', '=', 'p.id').limit(1).forUpdate().skipLocked().as('d'))
         .innerJoin('events as e', 'e.id', 'd.event_id')
+        .where(claimable('d', now))
         .select(columns)
       return tx.db
         .with('claimed', () => claimed)
@@ -268,8 +272,10 @@ export class DeliveryQueue {
         .selectAll()
         .execute()
     }
-    // SQLite: one process with one connection, whose transactions run one at a time: nothing changes in between.
-    const rows = await tx.db.selectFrom('webhook_deliveries as d').innerJoin('events as e', 'e.id', 'd.event_id').select(columns).where('d.id', 'in', picked).where(claimable('d', now)).execute()
+    // SQLite: one process with one connection, whose transactions run one at a time: nothing changes in between, and
+    // the picked deliveries are still claimable. Found by id alone, they are read through the primary key (asked again
+    // whether they are claimable, they were looked up in the due index when the statistics counted few pending rows).
+    const rows = await tx.db.selectFrom('webhook_deliveries as d').innerJoin('events as e', 'e.id', 'd.event_id').select(columns).where('d.id', 'in', picked).execute()
     if (rows.length === 0) return rows
     const leased = jsonRows(this.features, { id: 'text' }, rows.map((row) => ({ id: row.id })))
     await tx.db
@@ -334,6 +340,7 @@ export class DeliveryQueue {
           .select((min) => min.fn.min('next_attempt_at').as('due'))
           .where('status', '=', 'pending')
           .where(notLeased('webhook_deliveries', now))
+          .where(notForClaims('webhook_deliveries'))
           .as('waiting'),
         eb
           .selectFrom('webhook_leases')

@@ -26,13 +26,22 @@ export function claimable(table: 'd' | 'webhook_deliveries', now: number): RawBu
 }
 
 /**
+ * True of every delivery, and stated by the queries that read the partial indexes over waiting deliveries that a claim
+ * must not use (migration 0012): such an index serves only queries that state its whole condition, and no claim names
+ * an account.
+ */
+export function notForClaims(table: 'd' | 'webhook_deliveries'): RawBuilder<SqlBool> {
+  return sql<SqlBool>`${sql.ref(`${table}.account_id`)} <> ''`
+}
+
+/**
  * The claimable rows of `table` that are the queue's: those to an active endpoint, as a claim asks endpoint by
  * endpoint. A disabled or deleted endpoint's pending deliveries wait, for the seconds its status sweep takes, to be
  * held or cancelled, and no claim takes them. A suspended account's stay: they wait for the account, as long as it
- * takes, and the queue shows them.
+ * takes, and the queue shows them. Read across endpoints, on the index of every due delivery.
  */
 export function queued(table: 'd' | 'webhook_deliveries', now: number): RawBuilder<SqlBool> {
-  return sql<SqlBool>`${claimable(table, now)} and exists (select 1 from webhook_endpoints as e where e.id = ${sql.ref(`${table}.endpoint_id`)} and e.status = 'active')`
+  return sql<SqlBool>`${claimable(table, now)} and ${notForClaims(table)} and exists (select 1 from webhook_endpoints as e where e.id = ${sql.ref(`${table}.endpoint_id`)} and e.status = 'active')`
 }
 
 /** Since when a claimable delivery has been due: its due time, or the end of the lease it lost, which is later. */

@@ -3,7 +3,7 @@ import { type Clock, optionalRfc3339, toRfc3339 } from '../../platform/clock.js'
 import type { Outbox } from '../../platform/events/outbox.js'
 import { ProblemError, notFound } from '../../platform/http/problems.js'
 import { looksLikeId, newId } from '../../platform/ids.js'
-import { decodeCursor, type Page, toPage } from '../../platform/pagination.js'
+import { decodeCursor, inAccountOrder, type Page, toPage } from '../../platform/pagination.js'
 import type { DialectFeatures } from '../../platform/storage/database.js'
 import type { DB, EndpointDisabledReason, EndpointStatus, WebhookEndpointsTable } from '../../platform/storage/schema.js'
 import { retryingDeadlocks, type Tx, transaction } from '../../platform/storage/transaction.js'
@@ -101,7 +101,7 @@ export class Endpoints {
 
   async list(accountId: string, limit: number, cursor: string | undefined): Promise<Page<EndpointView>> {
     const after = decodeCursor(cursor)
-    let query = this.db.selectFrom('webhook_endpoints').selectAll().where('account_id', '=', accountId).orderBy('id').limit(limit + 1)
+    let query = inAccountOrder(this.db.selectFrom('webhook_endpoints').selectAll(), accountId, 'asc').limit(limit + 1)
     if (after !== undefined) query = query.where('id', '>', after)
     const rows = await query.execute()
     return toPage(rows, limit, (row) => row.id, toView)

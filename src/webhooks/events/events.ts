@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely'
 import { type Clock, toRfc3339 } from '../../platform/clock.js'
 import { ProblemError, notFound } from '../../platform/http/problems.js'
 import { looksLikeId, newId } from '../../platform/ids.js'
-import { decodeCursor, type Page, toPage } from '../../platform/pagination.js'
+import { decodeCursor, inAccountOrder, type Page, toPage } from '../../platform/pagination.js'
 import type { DialectFeatures } from '../../platform/storage/database.js'
 import type { CustomEventTypesTable, DB, EventIdempotencyKeysTable, EventsTable } from '../../platform/storage/schema.js'
 import { Batcher, type ItemOutcome } from '../../platform/storage/batcher.js'
@@ -229,7 +229,7 @@ export class Events {
   /** Newest first. */
   async list(accountId: string, limit: number, cursor: string | undefined, type: string | undefined): Promise<Page<EventView>> {
     const before = decodeCursor(cursor)
-    let query = this.db.selectFrom('events').selectAll().where('account_id', '=', accountId).orderBy('id', 'desc').limit(limit + 1)
+    let query = inAccountOrder(this.db.selectFrom('events').selectAll(), accountId, 'desc').limit(limit + 1)
     if (before !== undefined) query = query.where('id', '<', before)
     if (type !== undefined) query = query.where('type', '=', type)
     const rows = await query.execute()

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely'
 import { type Clock, toRfc3339 } from '../../platform/clock.js'
 import { ProblemError, notFound } from '../../platform/http/problems.js'
 import { looksLikeId, newId } from '../../platform/ids.js'
-import { decodeCursor, type Page, toPage } from '../../platform/pagination.js'
+import { decodeCursor, inAccountOrder, type Page, toPage } from '../../platform/pagination.js'
 import type { DB, WebhookSubscriptionsTable } from '../../platform/storage/schema.js'
 import { transaction } from '../../platform/storage/transaction.js'
 import type { EndpointStore } from '../endpoints/endpoint-store.js'
@@ -48,7 +48,7 @@ export class Subscriptions {
 
   async list(accountId: string, limit: number, cursor: string | undefined, endpointId: string | undefined): Promise<Page<SubscriptionView>> {
     const after = decodeCursor(cursor)
-    let query = this.db.selectFrom('webhook_subscriptions').selectAll().where('account_id', '=', accountId).orderBy('id').limit(limit + 1)
+    let query = inAccountOrder(this.db.selectFrom('webhook_subscriptions').selectAll(), accountId, 'asc').limit(limit + 1)
     if (after !== undefined) query = query.where('id', '>', after)
     if (endpointId !== undefined) query = query.where('endpoint_id', '=', endpointId)
     const rows = await query.execute()

@@ -10,6 +10,7 @@ import * as statusSweeps from './0008-status-sweeps.js'
 import * as leaseRoom from './0009-lease-room.js'
 import * as attemptsWithoutCheck from './0010-attempts-without-check.js'
 import * as leaseFit from './0011-lease-fit.js'
+import * as claimOnlyQueue from './0012-claim-only-queue.js'
 
 /** Every migration, in order. Names sort lexically; never rename or edit one that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -24,4 +25,5 @@ export const migrations: Record<string, Migration> = {
   '0009-lease-room': leaseRoom,
   '0010-attempts-without-check': attemptsWithoutCheck,
   '0011-lease-fit': leaseFit,
+  '0012-claim-only-queue': claimOnlyQueue,
 }
