@@ -44,10 +44,7 @@ const PORT_RANGE = { default: 8080, minimum: 0, maximum: 65535 }
 /** Each attempt in flight holds a connection, and each endpoint's `max_in_flight` caps its own share. */
 const WEBHOOK_CONCURRENCY = { default: 512, minimum: 1, maximum: 4096 }
 
-/**
- * Each cache holds one entry per account (per client for clients): the default keeps 10,000 active accounts warm in
- * every cache, within about 100 MB (README, Configuration).
- */
+/** Each cache holds one entry per account (per client for clients): the default keeps 10,000 active accounts warm. */
 const CACHE_SIZE = { default: 10_000, minimum: 100, maximum: 1_000_000 }
 
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
