@@ -6,6 +6,7 @@ import type { CacheInvalidation } from '../../platform/cache/invalidation.js'
 import type { ClientKind, ClientsTable, DB, TokenEndpointAuthMethod } from '../../platform/storage/schema.js'
 import type { Tx } from '../../platform/storage/transaction.js'
 import { inList } from '../../platform/storage/in-list.js'
+import { sha256 } from '../../platform/crypto/random.js'
 import { looksLikeId } from '../../platform/ids.js'
 import { inAccountOrder } from '../../platform/pagination.js'
 import { type ClientMetadata, DEFAULT_METADATA, clientKind, scopesOf } from './client-metadata.js'
@@ -24,6 +25,8 @@ export interface RegisteredClient {
   /** The scopes the client may request, in registration order; requesting none grants them all. */
   scopes: readonly string[]
   metadata: ClientMetadata
+  /** A digest of the stored metadata, to tell a reloaded row that changed from one that did not (see isRowOf). */
+  metadataDigest: Buffer
   /**
    * The credentials_changed_at column: when the credentials last changed, in ms, but never the same value twice
    * (see nextCredentialsVersion), so tokens carry it as the version they were issued under.
@@ -172,11 +175,16 @@ export class ClientStore {
 }
 
 /**
- * Whether `client` was read from `row` as it is now: every write of a client moves `updated_at`, and every change
- * of its credentials moves their version, even within one millisecond.
+ * Whether `client` was read from `row` as it is now. Every change of the credentials moves their version even within
+ * one millisecond; `updated_at` need not move (two writes in one millisecond), so the metadata is compared by digest.
  */
 function isRowOf(client: RegisteredClient, row: ClientsTable): boolean {
-  return client.updatedAt === row.updated_at && client.credentialsVersion === row.credentials_changed_at && client.secretHash === row.secret_hash
+  return (
+    client.updatedAt === row.updated_at &&
+    client.credentialsVersion === row.credentials_changed_at &&
+    client.secretHash === row.secret_hash &&
+    client.metadataDigest.equals(sha256(row.metadata))
+  )
 }
 
 /**
@@ -217,6 +225,7 @@ function fromRow(row: ClientsTable): RegisteredClient {
     grantTypes: new Set(metadata.grant_types),
     scopes: scopesOf(metadata),
     metadata,
+    metadataDigest: sha256(row.metadata),
     credentialsVersion: row.credentials_changed_at,
     createdAt: row.created_at,
     updatedAt: row.updated_at,

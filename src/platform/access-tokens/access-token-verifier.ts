@@ -93,7 +93,8 @@ export class AccessTokenVerifier<C extends TokenClient> {
     if (!client) return inactive('client_gone')
     // Compared by version rather than by iat, whose whole seconds let a token issued in the second of a reset (or
     // by an instance whose cache still held the old secret) survive it.
-    if (checked.cv !== client.credentialsVersion) return inactive('credentials_changed')
+    // A version above the cached one comes from a change this process has yet to hear of: the token is newer still.
+    if (checked.cv < client.credentialsVersion) return inactive('credentials_changed')
     if (await this.revocations.isRevoked(accountId, checked.jti)) return inactive('revoked')
     return { active: true, claims: checked, client }
   }

@@ -237,4 +237,26 @@ describe('TtlCache', () => {
     await Promise.resolve()
     expect(cache.get('k')).toEqual({ version: 2 })
   })
+
+  it('answers every reader of a key invalidated while its batch was queued', async () => {
+    const cache = new TtlCache<string>(5000, manualClock(), { batch: async (keys) => new Map(keys.map((key) => [key, 'v'])) })
+    const first = cache.get('k')
+    cache.delete('k')
+    const second = cache.get('k')
+    expect(await Promise.all([first, second])).toEqual(['v', 'v'])
+  })
+
+  it('stores the loads of other keys when one key is invalidated during a batch', async () => {
+    let release: () => void = () => {}
+    const cache = new TtlCache<string>(5000, manualClock(), {
+      batch: (keys) => new Promise((resolve) => (release = () => resolve(new Map(keys.map((key) => [key, `v-${key}`]))))),
+    })
+    const loads = Promise.all([cache.get('a'), cache.get('b')])
+    await new Promise((resolve) => setImmediate(resolve))
+    cache.delete('a')
+    release()
+    expect(await loads).toEqual(['v-a', 'v-b'])
+    expect(cache.get('b')).toBe('v-b')
+    expect(cache.get('a')).toBeInstanceOf(Promise)
+  })
 })

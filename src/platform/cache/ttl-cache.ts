@@ -39,6 +39,7 @@ export const DEFAULT_MAX_ENTRIES = 10_000
 const BATCH_SIZE = 500
 
 interface Waiter<V> {
+  promise: Promise<V | undefined>
   resolve: (value: V | undefined) => void
   reject: (error: unknown) => void
 }
@@ -48,8 +49,8 @@ interface Waiter<V> {
  * used entry goes, and expired entries are swept out once per time-to-live, so memory follows the keys in use, not
  * every key ever seen. A value is cached only when the loader finds one: a miss is never cached, so a row created
  * elsewhere is seen at once. Concurrent loads of one key share a single query, and a load that raced an
- * invalidation is not stored, so an invalidation can't be undone by a slow read. No value is served once the
- * time-to-live has passed since its read began.
+ * invalidation of its key (or a flush) is not stored, so an invalidation can't be undone by a slow read. No value is
+ * served once the time-to-live has passed since its read began.
  *
  * With a batch loader, the loads and background reloads that one turn of the event loop asks for are one query:
  * with many accounts, each entry is reloaded once per lifetime, and one query per key would cost as much as the
@@ -61,7 +62,7 @@ export class TtlCache<V> {
   readonly #batch: BatchLoader<V> | undefined
   /** Keys waiting for the next batched query, with whoever waits for each. */
   #queued = new Map<string, Waiter<V>>()
-  /** Bumped by every invalidation; a load stores its result only if the generation is unchanged. */
+  /** Bumped by every flush; a load stores its result only if the generation is unchanged. */
   #generation = 0
   readonly #refreshAfterMs: number
   #sweptAt: number
@@ -104,21 +105,32 @@ export class TtlCache<V> {
     const generation = this.#generation
     const readAt = this.clock.now()
     this.#sweepExpired(readAt)
-    const promise = (load ? load() : this.#enqueue(key))
+    const promise: Promise<V | undefined> = (load ? load() : this.#enqueue(key))
       .then((value) => {
+        // `delete(key)` drops the load from #loading: one that raced an invalidation of its key is not stored.
+        const current = this.#loading.get(key) === promise && generation === this.#generation
         if (value === undefined) this.#entries.delete(key)
-        else if (generation === this.#generation) this.#entries.set(key, { value, readAt })
+        else if (current) this.#entries.set(key, { value, readAt })
         return value
       })
-      .finally(() => this.#loading.delete(key))
+      .finally(() => {
+        if (this.#loading.get(key) === promise) this.#loading.delete(key)
+      })
     this.#loading.set(key, promise)
     return promise
   }
 
+  /** The key's place in the next batch; a key queued already (its load since invalidated) shares that place. */
   #enqueue(key: string): Promise<V | undefined> {
     if (!this.#batch) return Promise.reject(new Error('TtlCache#get needs a loader: this cache has no batch loader'))
+    const queued = this.#queued.get(key)
+    if (queued) return queued.promise
     if (this.#queued.size === 0) setImmediate(() => this.#flush())
-    return new Promise((resolve, reject) => this.#queued.set(key, { resolve, reject }))
+    let settle: Pick<Waiter<V>, 'resolve' | 'reject'> | undefined
+    const promise = new Promise<V | undefined>((resolve, reject) => (settle = { resolve, reject }))
+    if (!settle) throw new Error('a Promise executor runs at once')
+    this.#queued.set(key, { promise, ...settle })
+    return promise
   }
 
   /** After the turn's I/O callbacks have queued their keys: one query per BATCH_SIZE keys. */
@@ -154,7 +166,6 @@ export class TtlCache<V> {
   }
 
   delete(key: string): void {
-    this.#generation++
     this.#entries.delete(key)
     this.#loading.delete(key)
   }

@@ -28,8 +28,8 @@ class KeyMaterial {
   }
 
   /** Whether `row` holds this material: a row whose sealed columns differ holds another. */
-  isIn(row: Pick<SigningKeysTable, 'private_key' | 'public_jwk'>): boolean {
-    return this.row.private_key === row.private_key && this.row.public_jwk === row.public_jwk
+  isIn(row: Pick<SigningKeysTable, 'account_id' | 'private_key' | 'public_jwk'>): boolean {
+    return this.row.account_id === row.account_id && this.row.private_key === row.private_key && this.row.public_jwk === row.public_jwk
   }
 
   get privateKey(): KeyObject {

@@ -77,7 +77,8 @@ export class KeyStore {
     cacheSize: number,
   ) {
     this.#cache = invalidation.cache('keys', { batch: (accountIds, cached) => this.#loadMany(accountIds, cached) })
-    this.#materials = new KeyMaterials(cacheSize * SIGNING_ALGS.length, (row) => box.open(row.private_key, sealContext(row.account_id, row.id)))
+    // During a rotation an algorithm has up to three published keys: retiring, signing and upcoming.
+    this.#materials = new KeyMaterials(cacheSize * SIGNING_ALGS.length * 3, (row) => box.open(row.private_key, sealContext(row.account_id, row.id)))
   }
 
   keysOf(accountId: string): Awaitable<AccountKeys | undefined> {
