@@ -58,7 +58,12 @@ export class LoadedKey implements KeyTimeline, JwtSigner {
     timeline: KeyTimeline,
     readonly material: KeyMaterial,
   ) {
-    ;({ kid: this.kid, alg: this.alg, signsFrom: this.signsFrom, retiresAt: this.retiresAt, publishedUntil: this.publishedUntil, revokedAt: this.revokedAt } = timeline)
+    this.kid = timeline.kid
+    this.alg = timeline.alg
+    this.signsFrom = timeline.signsFrom
+    this.retiresAt = timeline.retiresAt
+    this.publishedUntil = timeline.publishedUntil
+    this.revokedAt = timeline.revokedAt
   }
 
   get privateKey(): KeyObject {

@@ -219,7 +219,11 @@ export class KeyStore {
       .orderBy('signs_from')
       .execute()
     const byAccount = new Map<string, SigningKeysTable[]>()
-    for (const row of rows) byAccount.set(row.account_id, [...(byAccount.get(row.account_id) ?? []), row])
+    for (const row of rows) {
+      const accountRows = byAccount.get(row.account_id)
+      if (accountRows) accountRows.push(row)
+      else byAccount.set(row.account_id, [row])
+    }
     const loaded = new Map<string, AccountKeys | Error>()
     for (const [accountId, accountRows] of byAccount) {
       try {
