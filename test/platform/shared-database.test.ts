@@ -3,8 +3,27 @@ import { migrateToLatest } from '../../src/platform/storage/migrate.js'
 import { migrations } from '../../src/platform/storage/migrations/index.js'
 import { openDatabase } from '../../src/platform/storage/database.js'
 import { createTestDatabase } from '../support/dialects.js'
-import { forEachDialect, startHerald } from '../support/herald.js'
+import { CACHE_TTL_MS } from '../../src/herald.js'
+import { forEachDialect, startHerald, type TestHerald } from '../support/herald.js'
 import { basicAuth, call, createAccount, managementToken } from '../support/http.js'
+
+/** A new client of a new account, and a token request with its credentials. */
+async function clientRequest(h: TestHerald) {
+  const base = await createAccount(h)
+  const token = await managementToken(base)
+  const created = await call<{ client_id: string; client_secret: string }>(`${base.base}/oauth/clients`, 'POST', {
+    token,
+    json: { grant_types: ['client_credentials'] },
+  })
+  const request = () =>
+    call(`${base.base}/oauth/tokens`, 'POST', {
+      headers: { authorization: basicAuth(created.body.client_id, created.body.client_secret) },
+      form: { grant_type: 'client_credentials' },
+    })
+  // The feed reads this process's own changes too, the client's creation among them: read, they drop nothing later.
+  await h.herald.changeFeed.poll()
+  return { account: { ...base, created: created.body }, request }
+}
 
 forEachDialect((dialect) => {
   describe('several instances on one database', () => {
@@ -55,25 +74,33 @@ forEachDialect((dialect) => {
       }
     })
 
-    it('drops a cached client after the time-to-live even when no notification can arrive', async () => {
+    it("sees a change another process recorded, without a notification, once it reads the change log", async () => {
       const h = await startHerald(dialect)
       try {
-        const account = await createAccount(h)
-        const token = await managementToken(account)
-        const created = await call<{ client_id: string; client_secret: string }>(`${account.base}/oauth/clients`, 'POST', {
-          token,
-          json: { grant_types: ['client_credentials'] },
-        })
-        const request = () =>
-          call(`${account.base}/oauth/tokens`, 'POST', {
-            headers: { authorization: basicAuth(created.body.client_id, created.body.client_secret) },
-            form: { grant_type: 'client_credentials' },
-          })
+        const { account, request } = await clientRequest(h)
         expect((await request()).status).toBe(200)
-        // A write that bypasses this process, as an operator CLI on the same SQLite file would make.
-        await h.herald.database.db.deleteFrom('clients').where('id', '=', created.body.client_id).execute()
+        // What another process, one no notification from reaches (an operator CLI on the SQLite file), writes.
+        const { db } = h.herald.database
+        await db.deleteFrom('clients').where('account_id', '=', account.id).where('id', '=', account.created.client_id).execute()
+        await h.herald.changeFeed.poll()
         expect((await request()).status).toBe(200)
-        h.clock.advance(5000)
+        await db.insertInto('cache_changes').values({ topic: 'client', key: `${account.id}/${account.created.client_id}`, changed_at: h.clock.now() }).execute()
+        await h.herald.changeFeed.poll()
+        expect((await request()).status).toBe(401)
+      } finally {
+        await h.close()
+      }
+    })
+
+    it('drops a cached client after the time-to-live when the change was written into the database by hand', async () => {
+      const h = await startHerald(dialect)
+      try {
+        const { account, request } = await clientRequest(h)
+        expect((await request()).status).toBe(200)
+        await h.herald.database.db.deleteFrom('clients').where('id', '=', account.created.client_id).execute()
+        await h.herald.changeFeed.poll()
+        expect((await request()).status).toBe(200)
+        h.clock.advance(CACHE_TTL_MS)
         expect((await request()).status).toBe(401)
       } finally {
         await h.close()

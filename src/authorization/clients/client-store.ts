@@ -107,7 +107,7 @@ export class ClientStore {
     await tx.db.insertInto('clients').values(row).execute()
     await this.#writeScopes(tx, accountId, id, metadata)
     // Nothing caches a missing client, but per-account views of all clients (CORS origins) must refresh.
-    await this.invalidation.changed(tx, 'client', cacheKey(accountId, id))
+    await this.invalidation.record(tx, 'client', cacheKey(accountId, id))
     return fromRow(row)
   }
 
@@ -123,7 +123,7 @@ export class ClientStore {
     }
     await tx.db.updateTable('clients').set(changes).where('account_id', '=', client.accountId).where('id', '=', client.id).execute()
     await this.#writeScopes(tx, client.accountId, client.id, metadata)
-    await this.invalidation.changed(tx, 'client', cacheKey(client.accountId, client.id))
+    await this.invalidation.record(tx, 'client', cacheKey(client.accountId, client.id))
     const updated = await this.read(tx.db, client.accountId, client.id)
     if (!updated) throw new Error('client vanished inside its own transaction')
     return updated
@@ -138,14 +138,14 @@ export class ClientStore {
       .where('account_id', '=', accountId)
       .where('id', '=', clientId)
       .executeTakeFirst()
-    await this.invalidation.changed(tx, 'client', cacheKey(accountId, clientId))
+    await this.invalidation.record(tx, 'client', cacheKey(accountId, clientId))
     return result.numUpdatedRows > 0n
   }
 
   async delete(tx: Tx, accountId: string, clientId: string): Promise<boolean> {
     await tx.db.deleteFrom('client_scopes').where('account_id', '=', accountId).where('client_id', '=', clientId).execute()
     const result = await tx.db.deleteFrom('clients').where('account_id', '=', accountId).where('id', '=', clientId).executeTakeFirst()
-    await this.invalidation.changed(tx, 'client', cacheKey(accountId, clientId))
+    await this.invalidation.record(tx, 'client', cacheKey(accountId, clientId))
     return result.numDeletedRows > 0n
   }
 
@@ -212,6 +212,16 @@ function columnsOf(metadata: ClientMetadata): Pick<ClientsTable, 'name' | 'kind'
   }
 }
 
+/** One set per combination of grant types, shared by every client that has it: there are few, and many clients. */
+const grantTypeSets = new Map<string, ReadonlySet<string>>()
+
+function grantTypeSet(grantTypes: readonly string[]): ReadonlySet<string> {
+  const key = [...grantTypes].sort().join(' ')
+  let set = grantTypeSets.get(key)
+  if (!set) grantTypeSets.set(key, (set = new Set(grantTypes)))
+  return set
+}
+
 function fromRow(row: ClientsTable): RegisteredClient {
   // Metadata written by an older version lacks newer fields: the defaults fill them in.
   const metadata: ClientMetadata = { ...DEFAULT_METADATA, ...(JSON.parse(row.metadata) as Partial<ClientMetadata>) }
@@ -222,7 +232,7 @@ function fromRow(row: ClientsTable): RegisteredClient {
     secretHash: row.secret_hash,
     secretDigest: row.secret_hash === null ? null : secretDigestOf(row.secret_hash),
     tokenEndpointAuthMethod: row.token_endpoint_auth_method,
-    grantTypes: new Set(metadata.grant_types),
+    grantTypes: grantTypeSet(metadata.grant_types),
     scopes: scopesOf(metadata),
     metadata,
     metadataDigest: sha256(row.metadata),

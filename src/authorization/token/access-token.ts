@@ -1,7 +1,5 @@
-import type { AccountKeys } from '../../platform/keys/key-store.js'
-import { signJwt } from '../../platform/keys/material.js'
+import { type JwtSigner, signJwt } from '../../platform/keys/material.js'
 import { randomUUID } from 'node:crypto'
-import { OAuthError } from '../../platform/http/oauth-errors.js'
 import type { AccountSettings } from '../../platform/settings/settings.js'
 import type { RegisteredClient } from '../clients/client-store.js'
 
@@ -13,7 +11,7 @@ export interface AccessTokenInput {
   /** The granted scopes, space-separated as in the `scope` claim (RFC 9068 §2.2.3). */
   scope: string
   settings: AccountSettings
-  keys: AccountKeys | undefined
+  signer: JwtSigner
   nowMs: number
 }
 
@@ -29,12 +27,10 @@ export function accessTokenLifetime(settings: AccountSettings, client: Registere
 
 /** An RFC 9068 JWT access token signed with the account's current key for its configured algorithm. */
 export function issueAccessToken(input: AccessTokenInput): IssuedAccessToken {
-  const signer = input.keys?.signer(input.settings.access_token_signing_alg, input.nowMs)
-  if (!signer) throw new OAuthError('server_error', 'The account has no signing key')
   const iat = Math.floor(input.nowMs / 1000)
   const expiresIn = accessTokenLifetime(input.settings, input.client)
   const token = signJwt(
-    signer,
+    input.signer,
     'at+jwt',
     accessTokenClaimsJson({
       iss: input.issuer,

@@ -2,6 +2,7 @@ import type { App } from '../../platform/http/types.js'
 import { OAuthError } from '../../platform/http/oauth-errors.js'
 import { type Awaitable, andThen } from '../../platform/cache/awaitable.js'
 import type { AccountKeys, KeyStore } from '../../platform/keys/key-store.js'
+import type { JwtSigner } from '../../platform/keys/material.js'
 import type { AccountSettings, SettingsStore } from '../../platform/settings/settings.js'
 import type { Clock } from '../../platform/clock.js'
 import { TurnBatch } from '../../platform/turn-batch.js'
@@ -57,8 +58,8 @@ export function tokenRoutes(app: App, deps: TokenRouteDeps): void {
       if (context instanceof Promise) context.catch(() => {})
       return andThen(client, (authenticated) => {
         const grant = allowedGrant(authenticated, body.grant_type)
-        return andThen(context, ({ settings, keys }) =>
-          issuing.run(() => grant({ account, issuer, client: authenticated, settings, keys, body, resources: resourcesOf(body), nowMs: deps.clock.now() })).then((response) => {
+        return andThen(context, ({ settings, signer }) =>
+          issuing.run(() => grant({ account, issuer, client: authenticated, settings, signer, body, resources: resourcesOf(body), nowMs: deps.clock.now() })).then((response) => {
             // Written by tokenResponseJson, under the content type Fastify's serializer path sets; only on success,
             // so an error answer is serialized by the error schemas as before.
             reply.type(JSON_CONTENT_TYPE).serializer(tokenResponseJson)
@@ -80,20 +81,23 @@ function allowedGrant(client: RegisteredClient, grantType: string): GrantHandler
 
 interface SigningContext {
   settings: AccountSettings
-  keys: AccountKeys | undefined
+  signer: JwtSigner
 }
 
-/** The account's settings and keys, from their caches. */
+/** The account's settings and the key its access tokens are signed with now, from their caches. */
 function signingContext(deps: TokenRouteDeps, accountId: string): Awaitable<SigningContext> {
   const settings = deps.settings.get(accountId)
   const keys = deps.keys.keysOf(accountId)
   if (settings instanceof Promise || keys instanceof Promise) {
-    return Promise.all([settings, keys]).then(([loadedSettings, loadedKeys]) => withSettings(loadedSettings, loadedKeys))
+    return Promise.all([settings, keys]).then(([loadedSettings, loadedKeys]) => withSigner(deps, loadedSettings, loadedKeys))
   }
-  return withSettings(settings, keys)
+  return withSigner(deps, settings, keys)
 }
 
-function withSettings(settings: AccountSettings | undefined, keys: AccountKeys | undefined): SigningContext {
+function withSigner(deps: TokenRouteDeps, settings: AccountSettings | undefined, keys: AccountKeys | undefined): Awaitable<SigningContext> {
   if (!settings) throw new OAuthError('server_error', 'The account has no settings')
-  return { settings, keys }
+  return andThen(keys?.signer(settings.access_token_signing_alg, deps.clock.now()), (signer) => {
+    if (!signer) throw new OAuthError('server_error', 'The account has no signing key')
+    return { settings, signer }
+  })
 }

@@ -115,7 +115,7 @@ export class AccessTokenVerifier<C extends TokenClient> {
         (header) => {
           const key = header.kid === undefined ? undefined : keys?.verificationKey(header.kid, now)
           if (!key || key.alg !== header.alg) throw new joseErrors.JWKSNoMatchingKey()
-          return key.publicKey
+          return key.publicJwk
         },
         {
           issuer,

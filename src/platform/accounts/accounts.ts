@@ -115,7 +115,7 @@ export class Accounts {
         .where('id', '=', accountId)
         .executeTakeFirst()
       if (result.numUpdatedRows === 0n) throw notFound(`Account ${accountId}`)
-      await this.invalidation.changed(tx, 'account', accountId)
+      await this.invalidation.record(tx, 'account', accountId)
       const account = await this.#read(tx.db, accountId)
       if (!account) throw notFound(`Account ${accountId}`)
       return this.view(account)

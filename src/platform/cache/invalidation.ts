@@ -2,37 +2,35 @@ import type { Notifications } from '../notifications/notifications.js'
 import type { Tx } from '../storage/transaction.js'
 import type { Clock } from '../clock.js'
 import { type CacheOptions, TtlCache } from './ttl-cache.js'
+import type { Change, ChangeSink } from './change-feed.js'
 
 /** The in-process caches, by the kind of row they hold. */
 /** `webhook_endpoints` is keyed by endpoint id, `webhook_routes` (who subscribes to what) by account id. */
 export type CacheTopic = 'account' | 'client' | 'keys' | 'settings' | 'webhook_endpoints' | 'webhook_routes'
 
-type Listener = (topic: CacheTopic, key: string) => void
+type Listener = (topic: string, key: string) => void
 
 /**
- * Tells every cache, in this process and (on PostgreSQL) in every other process sharing the database, that a
- * row changed, once the change has committed. When the notification listener was disconnected, all caches are
- * flushed, because notifications sent meanwhile are gone. On SQLite (one server process) other processes'
- * changes, such as an operator CLI command, are picked up within the caches' time-to-live.
+ * Tells every cache that a row changed, once the change has committed: in this process at once, on PostgreSQL in
+ * every other process through NOTIFY, and in every process through the change log it appends to, which each reads
+ * about once a second (ChangeFeed): that covers the processes no notification reaches (an operator CLI on a SQLite
+ * file) and the notifications lost while a listener reconnected.
  */
-export class CacheInvalidation {
+export class CacheInvalidation implements ChangeSink {
   readonly #listeners: Listener[] = []
   readonly #flushListeners: Array<() => void> = []
 
   constructor(
     private readonly notifications: Notifications,
     private readonly clock: Clock,
-    /** The staleness bound of every cache made here, for changes no notification reports. */
+    /** How long an entry is served at most, for changes written without Herald (by hand in the database). */
     private readonly ttlMs: number,
     /** The most entries each cache made here keeps (`HERALD_CACHE_SIZE`). */
     private readonly maxEntries: number,
   ) {
     notifications.on('herald_cache', (payload) => {
       const separator = payload.indexOf(':')
-      if (separator > 0) this.#dispatch(payload.slice(0, separator) as CacheTopic, payload.slice(separator + 1))
-    })
-    notifications.onReconnect(() => {
-      for (const listener of this.#flushListeners) listener()
+      if (separator > 0) this.changed({ topic: payload.slice(0, separator), key: payload.slice(separator + 1) })
     })
   }
 
@@ -52,11 +50,17 @@ export class CacheInvalidation {
   }
 
   /** Records that `key` of `topic` changes in `tx`; caches drop it once the transaction has committed. */
-  async changed(tx: Tx, topic: CacheTopic, key: string): Promise<void> {
+  async record(tx: Tx, topic: CacheTopic, key: string): Promise<void> {
+    await tx.db.insertInto('cache_changes').values({ topic, key, changed_at: this.clock.now() }).execute()
     await this.notifications.send(tx, 'herald_cache', `${topic}:${key}`)
   }
 
-  #dispatch(topic: CacheTopic, key: string): void {
+  /** A change heard of, from a notification or the change log: the caches of its topic drop its key. */
+  changed({ topic, key }: Change): void {
     for (const listener of this.#listeners) listener(topic, key)
+  }
+
+  forgetAll(): void {
+    for (const listener of this.#flushListeners) listener()
   }
 }

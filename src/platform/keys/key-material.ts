@@ -1,52 +1,64 @@
-import type { KeyObject } from 'node:crypto'
 import type { JWK } from 'jose'
 import { LRUCache } from 'lru-cache'
 import type { SigningAlg, SigningKeysTable } from '../storage/schema.js'
 import type { JwtSigner } from './material.js'
-import { importPrivateKey, importPublicKey } from './material.js'
+import { importPrivateKey } from './material.js'
 import type { KeyTimeline } from './policy.js'
 
-type Opener = (row: Pick<SigningKeysTable, 'account_id' | 'id' | 'private_key'>) => string
+/** A key row as the key sets are loaded: everything but the sealed private key, which is read when first needed. */
+export type PublicKeyRow = Pick<SigningKeysTable, 'account_id' | 'id' | 'alg' | 'public_jwk'>
+
+/** Reads a key's sealed private key, opens it (refusing one sealed for another row) and answers it as PEM. */
+export type PrivateKeyReader = (accountId: string, kid: string) => Promise<string>
 
 /**
- * One key's material as its row stores it. The sealed private key is opened when the row is first read, so a key
- * sealed for another row is refused there, and opened again only when something first signs with it; each half is
- * imported into a `KeyObject` only when something first signs or verifies with it. An account's ID-token key is
- * never imported while it signs only access tokens, and a verifier never imports a private key. Its plaintext is
- * not kept: tens of thousands of accounts would hold megabytes of PEM text nothing reads.
+ * One key's material. The private key is read, opened and imported only when the key is first to sign, and kept
+ * as a `KeyObject` from then on: an account's ID-token key costs nothing while it signs only access tokens, and no
+ * sealed or plain text of a private key stays in memory. The public key is kept as its JWK text; each use parses it
+ * afresh, so no imported copy (which jose would keep for as long as the object lives) outlives the verification.
  */
 class KeyMaterial {
-  #privateKey: KeyObject | undefined
-  #publicKey: KeyObject | undefined
-  #publicJwk: JWK | undefined
+  #signer: JwtSigner | undefined
+  #loading: Promise<JwtSigner> | undefined
 
   constructor(
-    readonly row: Pick<SigningKeysTable, 'account_id' | 'id' | 'private_key' | 'public_jwk'>,
-    private readonly open: Opener,
-  ) {
-    open(row)
+    readonly accountId: string,
+    readonly kid: string,
+    readonly alg: SigningAlg,
+    readonly publicJwkText: string,
+    private readonly readPrivateKey: PrivateKeyReader,
+  ) {}
+
+  /** Whether `row` holds this material: a row whose account or public key differs holds another. */
+  isIn(row: PublicKeyRow): boolean {
+    return this.accountId === row.account_id && this.alg === row.alg && this.publicJwkText === row.public_jwk
   }
 
-  /** Whether `row` holds this material: a row whose sealed columns differ holds another. */
-  isIn(row: Pick<SigningKeysTable, 'account_id' | 'private_key' | 'public_jwk'>): boolean {
-    return this.row.account_id === row.account_id && this.row.private_key === row.private_key && this.row.public_jwk === row.public_jwk
+  /** The signer, once `loadSigner` has resolved; the same object for as long as the material is kept. */
+  get signer(): JwtSigner | undefined {
+    return this.#signer
   }
 
-  get privateKey(): KeyObject {
-    return (this.#privateKey ??= importPrivateKey(this.open(this.row)))
+  /** Reads and imports the private key; concurrent callers share one read, and a failed one is tried again next time. */
+  loadSigner(): Promise<JwtSigner> {
+    this.#loading ??= this.readPrivateKey(this.accountId, this.kid).then(
+      (pem) => (this.#signer = { kid: this.kid, alg: this.alg, privateKey: importPrivateKey(pem) }),
+      (error: unknown) => {
+        this.#loading = undefined
+        throw error
+      },
+    )
+    return this.#loading
   }
 
+  /** The public JWK, a new object every time (see the class comment). */
   get publicJwk(): JWK {
-    return (this.#publicJwk ??= JSON.parse(this.row.public_jwk) as JWK)
-  }
-
-  get publicKey(): KeyObject {
-    return (this.#publicKey ??= importPublicKey(this.publicJwk))
+    return JSON.parse(this.publicJwkText) as JWK
   }
 }
 
 /** A key as the token endpoint signs with it and verifiers check with it: its timeline now, its material once. */
-export class LoadedKey implements KeyTimeline, JwtSigner {
+export class LoadedKey implements KeyTimeline {
   readonly kid: string
   readonly alg: SigningAlg
   readonly signsFrom: number
@@ -66,10 +78,6 @@ export class LoadedKey implements KeyTimeline, JwtSigner {
     this.revokedAt = timeline.revokedAt
   }
 
-  get privateKey(): KeyObject {
-    return this.material.privateKey
-  }
-
   sameAs(other: LoadedKey | undefined): boolean {
     return (
       other !== undefined &&
@@ -83,35 +91,30 @@ export class LoadedKey implements KeyTimeline, JwtSigner {
     )
   }
 
-  get publicKey(): KeyObject {
-    return this.material.publicKey
-  }
-
   get publicJwk(): JWK {
     return this.material.publicJwk
   }
 }
 
 /**
- * Opened key material by key id, shared by every reload of every account's key set: a reload that finds a row as it
- * was reuses its material, so the cache's time-to-live costs a query, never a decryption or an import. A key's
- * material never changes once written; a row whose sealed columns differ all the same is opened afresh.
+ * Key material by key id, shared by every reload of every account's key set: a reload that finds a row as it was
+ * reuses its material, so it never reads, decrypts or imports a private key again. A key's material never changes
+ * once written; a row whose public key differs all the same is taken for another key.
  */
 export class KeyMaterials {
   readonly #byKid: LRUCache<string, KeyMaterial>
 
   constructor(
     maxEntries: number,
-    /** Decrypts a row's sealed private key to PEM, checking that it was sealed for this row. */
-    private readonly open: Opener,
+    private readonly readPrivateKey: PrivateKeyReader,
   ) {
     this.#byKid = new LRUCache({ max: maxEntries })
   }
 
-  of(row: Pick<SigningKeysTable, 'account_id' | 'id' | 'private_key' | 'public_jwk'>): KeyMaterial {
+  of(row: PublicKeyRow): KeyMaterial {
     const known = this.#byKid.get(row.id)
     if (known?.isIn(row)) return known
-    const material = new KeyMaterial({ account_id: row.account_id, id: row.id, private_key: row.private_key, public_jwk: row.public_jwk }, this.open)
+    const material = new KeyMaterial(row.account_id, row.id, row.alg, row.public_jwk, this.readPrivateKey)
     this.#byKid.set(row.id, material)
     return material
   }

@@ -10,8 +10,8 @@ import { looksLikeId, newId } from '../ids.js'
 import type { DB, SigningAlg, SigningKeysTable } from '../storage/schema.js'
 import type { Tx } from '../storage/transaction.js'
 import { inList } from '../storage/in-list.js'
-import { KeyMaterials, LoadedKey } from './key-material.js'
-import { type GeneratedKey, generateSigningKey } from './material.js'
+import { KeyMaterials, LoadedKey, type PublicKeyRow } from './key-material.js'
+import { type GeneratedKey, type JwtSigner, generateSigningKey } from './material.js'
 import { type KeyTimeline, planRotation, publishedKeysAt, signingKeyAt } from './policy.js'
 
 export { LoadedKey } from './key-material.js'
@@ -29,8 +29,10 @@ export interface NewKey extends GeneratedKey {
 export class AccountKeys {
   constructor(readonly keys: readonly LoadedKey[]) {}
 
-  signer(alg: SigningAlg, now: number): LoadedKey | undefined {
-    return signingKeyAt(this.keys, alg, now)
+  /** The key that signs for `alg` at `now`, its private key read first if nothing has signed with it yet. */
+  signer(alg: SigningAlg, now: number): Awaitable<JwtSigner | undefined> {
+    const key = signingKeyAt(this.keys, alg, now)
+    return key && (key.material.signer ?? key.material.loadSigner())
   }
 
   published(now: number): LoadedKey[] {
@@ -78,7 +80,7 @@ export class KeyStore {
   ) {
     this.#cache = invalidation.cache('keys', { batch: (accountIds, cached) => this.#loadMany(accountIds, cached) })
     // During a rotation an algorithm has up to three published keys: retiring, signing and upcoming.
-    this.#materials = new KeyMaterials(cacheSize * SIGNING_ALGS.length * 3, (row) => box.open(row.private_key, sealContext(row.account_id, row.id)))
+    this.#materials = new KeyMaterials(cacheSize * SIGNING_ALGS.length * 3, (accountId, kid) => this.#openPrivateKey(accountId, kid))
   }
 
   keysOf(accountId: string): Awaitable<AccountKeys | undefined> {
@@ -120,7 +122,7 @@ export class KeyStore {
       created.push(await this.#insertKey(tx, accountId, key, now, plan.signsFrom))
     }
     await this.outbox.record(tx, accountId, 'oauth.key.rotated', { keys: created.map(publicKeyEventData) }, now)
-    await this.invalidation.changed(tx, 'keys', accountId)
+    await this.invalidation.record(tx, 'keys', accountId)
     return created
   }
 
@@ -151,7 +153,7 @@ export class KeyStore {
     }
     const revoked = toView({ ...row, revoked_at: now }, now)
     await this.outbox.record(tx, accountId, 'oauth.key.revoked', publicKeyEventData(revoked), now)
-    await this.invalidation.changed(tx, 'keys', accountId)
+    await this.invalidation.record(tx, 'keys', accountId)
     return revoked
   }
 
@@ -204,37 +206,38 @@ export class KeyStore {
     return db.selectFrom('signing_keys').selectAll().where('account_id', '=', accountId).orderBy('signs_from').execute()
   }
 
+  /** A key's private key as PEM, opened from its row; a key sealed for another row is refused (SecretBox.open). */
+  async #openPrivateKey(accountId: string, kid: string): Promise<string> {
+    const row = await this.db.selectFrom('signing_keys').select('private_key').where('account_id', '=', accountId).where('id', '=', kid).executeTakeFirst()
+    if (!row) throw new Error(`Key ${kid} of account ${accountId} is gone`)
+    return this.box.open(row.private_key, sealContext(accountId, kid))
+  }
+
   /**
-   * The accounts' usable keys, each set by account; an account without one is left out. The material of a key
-   * already opened is reused (see KeyMaterials).
+   * The accounts' usable keys, each set by account; an account without one is left out. Private keys are not read
+   * here: each is read when its key first signs, and the material of a key already known is reused (KeyMaterials).
    */
-  async #loadMany(accountIds: readonly string[], cached: (accountId: string) => AccountKeys | undefined): Promise<Map<string, AccountKeys | Error>> {
+  async #loadMany(accountIds: readonly string[], cached: (accountId: string) => AccountKeys | undefined): Promise<Map<string, AccountKeys>> {
     const now = this.clock.now()
     const rows = await this.db
       .selectFrom('signing_keys')
-      .selectAll()
+      .select(['id', 'account_id', 'alg', 'public_jwk', 'signs_from', 'retires_at', 'published_until', 'revoked_at'])
       .where('account_id', 'in', inList(accountIds))
       .where('revoked_at', 'is', null)
       .where((eb) => eb.or([eb('published_until', 'is', null), eb('published_until', '>', now)]))
       .orderBy('signs_from')
       .execute()
-    const byAccount = new Map<string, SigningKeysTable[]>()
+    const byAccount = new Map<string, KeySetRow[]>()
     for (const row of rows) {
       const accountRows = byAccount.get(row.account_id)
       if (accountRows) accountRows.push(row)
       else byAccount.set(row.account_id, [row])
     }
-    const loaded = new Map<string, AccountKeys | Error>()
+    const loaded = new Map<string, AccountKeys>()
     for (const [accountId, accountRows] of byAccount) {
-      try {
-        const keys = new AccountKeys(accountRows.map((row) => new LoadedKey(toTimeline(row), this.#materials.of(row))))
-        const previous = cached(accountId)
-        loaded.set(accountId, previous?.sameAs(keys) ? previous : keys)
-      } catch (error) {
-        // A key that fails to open (sealed for another row, or under a master key no longer configured) fails its
-        // own account's load, not the others' in the batch.
-        loaded.set(accountId, error instanceof Error ? error : new Error(String(error)))
-      }
+      const keys = new AccountKeys(accountRows.map((row) => new LoadedKey(toTimeline(row), this.#materials.of(row))))
+      const previous = cached(accountId)
+      loaded.set(accountId, previous?.sameAs(keys) ? previous : keys)
     }
     return loaded
   }
@@ -245,7 +248,10 @@ function sealContext(accountId: string, kid: string): string {
   return `signing_keys:${accountId}:${kid}`
 }
 
-function toTimeline(row: SigningKeysTable): KeyTimeline {
+/** A key row as the key sets read it: its timeline and public key. */
+type KeySetRow = PublicKeyRow & Pick<SigningKeysTable, 'signs_from' | 'retires_at' | 'published_until' | 'revoked_at'>
+
+function toTimeline(row: KeySetRow): KeyTimeline {
   return {
     kid: row.id,
     alg: row.alg,

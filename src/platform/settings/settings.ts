@@ -122,8 +122,8 @@ export class SettingsStore {
       .where((eb) => eb('published_until', '<', eb('retires_at', '+', longestMs)))
       .execute()
     await this.outbox.record(tx, accountId, 'oauth.settings.updated', next, now)
-    await this.invalidation.changed(tx, 'settings', accountId)
-    await this.invalidation.changed(tx, 'keys', accountId)
+    await this.invalidation.record(tx, 'settings', accountId)
+    await this.invalidation.record(tx, 'keys', accountId)
     return next
   }
 

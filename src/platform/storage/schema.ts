@@ -1,3 +1,5 @@
+import type { Generated } from 'kysely'
+
 /**
  * The database as Kysely sees it. Portable representations on both dialects: timestamps are integer epoch
  * milliseconds (`bigint` on PostgreSQL, parsed to numbers), enumerations and JSON documents are text.
@@ -21,6 +23,7 @@ export interface DB {
   webhook_jobs: WebhookJobsTable
   webhook_leases: WebhookLeasesTable
   webhook_sweeps: WebhookSweepsTable
+  cache_changes: CacheChangesTable
 }
 
 export type AccountStatus = 'active' | 'disabled'
@@ -284,4 +287,12 @@ export interface WebhookJobsTable {
   requeued: number
   created_at: number
   finished_at: number | null
+}
+
+/** A change in-process caches must forget (see ChangeFeed); PostgreSQL also records the writing transaction's id. */
+export interface CacheChangesTable {
+  seq: Generated<number>
+  topic: string
+  key: string
+  changed_at: number
 }

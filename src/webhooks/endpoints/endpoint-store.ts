@@ -79,8 +79,8 @@ export class EndpointStore {
 
   /** Drops the endpoint, and its account's routes, from every process's caches once `tx` commits. */
   async changed(tx: Tx, accountId: string, endpointId: string): Promise<void> {
-    await this.invalidation.changed(tx, 'webhook_endpoints', endpointId)
-    await this.invalidation.changed(tx, 'webhook_routes', accountId)
+    await this.invalidation.record(tx, 'webhook_endpoints', endpointId)
+    await this.invalidation.record(tx, 'webhook_routes', accountId)
   }
 
   #toTarget(row: WebhookEndpointsTable): DeliveryTarget {

@@ -11,6 +11,7 @@ import * as leaseRoom from './0009-lease-room.js'
 import * as attemptsWithoutCheck from './0010-attempts-without-check.js'
 import * as leaseFit from './0011-lease-fit.js'
 import * as claimOnlyQueue from './0012-claim-only-queue.js'
+import * as cacheChanges from './0013-cache-changes.js'
 
 /** Every migration, in order. Names sort lexically; never rename or edit one that has shipped. */
 export const migrations: Record<string, Migration> = {
@@ -26,4 +27,5 @@ export const migrations: Record<string, Migration> = {
   '0010-attempts-without-check': attemptsWithoutCheck,
   '0011-lease-fit': leaseFit,
   '0012-claim-only-queue': claimOnlyQueue,
+  '0013-cache-changes': cacheChanges,
 }
