@@ -184,6 +184,8 @@ describe('TtlCache', () => {
         batches.push([...keys])
         return new Map(keys.map((key) => [key, `${key}${round}`]))
       },
+      // Every refresh point at the start of its spread: exactly half the lifetime.
+      random: () => 0,
     })
     await Promise.all([cache.get('a'), cache.get('b')])
     clock.advance(2499)
@@ -196,6 +198,34 @@ describe('TtlCache', () => {
     await Promise.resolve()
     expect(batches).toEqual([['a', 'b'], ['a', 'b']])
     expect([cache.get('a'), cache.get('b')]).toEqual(['a1', 'b1'])
+  })
+
+  it('spreads the refresh points of entries loaded together over a quarter of their lifetime', async () => {
+    const clock = manualClock()
+    const draws = [0, 0.999]
+    const batches: string[][] = []
+    const cache = new TtlCache<string>(5000, clock, {
+      batch: async (keys) => {
+        batches.push([...keys])
+        return new Map(keys.map((key) => [key, key]))
+      },
+      random: () => draws.shift() ?? 0,
+    })
+    await Promise.all([cache.get('a'), cache.get('b')])
+    clock.advance(2500)
+    cache.get('a')
+    cache.get('b')
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(batches).toEqual([['a', 'b'], ['a']])
+    // b's refresh point: 2500 + 0.999 × 1250 = 3748.75 ms after its read.
+    clock.advance(1248)
+    cache.get('b')
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(batches).toEqual([['a', 'b'], ['a']])
+    clock.advance(1)
+    cache.get('b')
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(batches).toEqual([['a', 'b'], ['a'], ['b']])
   })
 
   it('fails the load of a key the batch answered with an error, and only that one', async () => {
@@ -222,6 +252,7 @@ describe('TtlCache', () => {
     let version = 1
     const cache = new TtlCache<{ version: number }>(5000, clock, {
       batch: async (keys, cached) => new Map(keys.map((key) => [key, cached(key)?.version === version ? cached(key)! : { version }])),
+      random: () => 0,
     })
     const first = await cache.get('k')
     clock.advance(2500)

@@ -6,6 +6,8 @@ interface Entry<V> {
   value: V
   /** When the read that produced the value began: the value is at least this fresh. */
   readAt: number
+  /** From when a `get` reloads it in the background (see REFRESH_AHEAD_SHARE). */
+  refreshAt: number
 }
 
 export type Loader<V> = () => Promise<V | undefined>
@@ -23,6 +25,8 @@ export interface CacheOptions<V> {
   maxEntries?: number
   /** Loads what `get` is called for without a loader of its own, the keys of one event-loop turn together. */
   batch?: BatchLoader<V>
+  /** A number in [0, 1), to spread the entries' refresh points (Math.random unless a test fixes it). */
+  random?: () => number
 }
 
 /**
@@ -31,6 +35,12 @@ export interface CacheOptions<V> {
  * for just expires.
  */
 export const REFRESH_AHEAD_SHARE = 0.5
+/**
+ * Each entry's refresh point lies at a random place up to this share of the time-to-live later: entries loaded
+ * together (every account's, after a restart) would otherwise be reloaded together for ever, in one burst per
+ * lifetime.
+ */
+export const REFRESH_SPREAD_SHARE = 0.25
 
 /** Entries a cache keeps when its owner names no bound (`HERALD_CACHE_SIZE` sets the bound of Herald's caches). */
 export const DEFAULT_MAX_ENTRIES = 10_000
@@ -60,11 +70,11 @@ export class TtlCache<V> {
   readonly #entries: LRUCache<string, Entry<V>>
   readonly #loading = new Map<string, Promise<V | undefined>>()
   readonly #batch: BatchLoader<V> | undefined
+  readonly #random: () => number
   /** Keys waiting for the next batched query, with whoever waits for each. */
   #queued = new Map<string, Waiter<V>>()
   /** Bumped by every flush; a load stores its result only if the generation is unchanged. */
   #generation = 0
-  readonly #refreshAfterMs: number
   #sweptAt: number
 
   constructor(
@@ -72,7 +82,7 @@ export class TtlCache<V> {
     private readonly clock: Clock,
     options: CacheOptions<V> = {},
   ) {
-    this.#refreshAfterMs = ttlMs * REFRESH_AHEAD_SHARE
+    this.#random = options.random ?? Math.random
     this.#entries = new LRUCache({ max: options.maxEntries ?? DEFAULT_MAX_ENTRIES })
     this.#batch = options.batch
     this.#sweptAt = clock.now()
@@ -85,9 +95,9 @@ export class TtlCache<V> {
   get(key: string, load?: Loader<V>): Awaitable<V | undefined> {
     const entry = this.#entries.get(key)
     if (entry === undefined) return this.#load(key, load)
-    const age = this.clock.now() - entry.readAt
-    if (age >= this.ttlMs) return this.#load(key, load)
-    if (age >= this.#refreshAfterMs && !this.#loading.has(key)) {
+    const now = this.clock.now()
+    if (now - entry.readAt >= this.ttlMs) return this.#load(key, load)
+    if (now >= entry.refreshAt && !this.#loading.has(key)) {
       // A failed refresh leaves the entry to expire; the next `get` then loads in the foreground and reports it.
       this.#load(key, load).catch(() => {})
     }
@@ -110,7 +120,7 @@ export class TtlCache<V> {
         // `delete(key)` drops the load from #loading: one that raced an invalidation of its key is not stored.
         const current = this.#loading.get(key) === promise && generation === this.#generation
         if (value === undefined) this.#entries.delete(key)
-        else if (current) this.#entries.set(key, { value, readAt })
+        else if (current) this.#entries.set(key, { value, readAt, refreshAt: readAt + this.ttlMs * (REFRESH_AHEAD_SHARE + REFRESH_SPREAD_SHARE * this.#random()) })
         return value
       })
       .finally(() => {
