@@ -3,7 +3,7 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client'
 import type { Clock } from '../platform/clock.js'
 import { TtlCache } from '../platform/cache/ttl-cache.js'
 import type { DB } from '../platform/storage/schema.js'
-import type { AttemptOutcome } from './delivery/delivery-queue.js'
+import type { AttemptOutcome } from './delivery/attempt.js'
 import { DUE_SINCE, queued } from './delivery/leases.js'
 
 /** A scrape reuses counts of waiting and due deliveries this fresh: a backlog can be millions of index entries. */

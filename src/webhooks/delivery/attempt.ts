@@ -1,0 +1,29 @@
+/** A delivery a worker holds under a lease, with what it needs to send it. */
+export interface ClaimedDelivery {
+  id: string
+  accountId: string
+  endpointId: string
+  eventId: string
+  eventType: string
+  /** The event's `data` exactly as stored: JSON text, put into the body without parsing. */
+  eventData: string
+  eventCreatedAt: number
+  /** 1 for the first attempt. */
+  attemptNumber: number
+  leaseToken: string
+}
+
+/** What one attempt found: a response status, or the class of network error that prevented one. */
+export interface AttemptOutcome {
+  delivery: ClaimedDelivery
+  startedAt: number
+  durationMs: number | null
+  responseStatus: number | null
+  error: string | null
+  responseExcerpt: string | null
+  retryAfterSeconds: number | null
+}
+
+export function isSuccess(status: number | null): boolean {
+  return status !== null && status >= 200 && status < 300
+}

@@ -1,0 +1,210 @@
+import { type Kysely, type RawBuilder, sql } from 'kysely'
+import type { Clock } from '../../platform/clock.js'
+import type { Outbox } from '../../platform/events/outbox.js'
+import type { SettingsStore } from '../../platform/settings/settings.js'
+import type { DialectFeatures } from '../../platform/storage/database.js'
+import type { DB, DeliveryStatus, EndpointStatus } from '../../platform/storage/schema.js'
+import { jsonRows } from '../../platform/storage/json-rows.js'
+import { type Tx, transaction } from '../../platform/storage/transaction.js'
+import { isOperationalType } from '../events/event-types.js'
+import { type AttemptOutcome, isSuccess } from './attempt.js'
+import { cancellation, HOLDING } from './deliveries.js'
+import type { EndpointHealth } from './endpoint-health.js'
+import { countsPerLease, releaseLeases } from './leases.js'
+import { nextAttemptAt } from './retry-schedule.js'
+
+/**
+ * The end of attempts: each batch of outcomes is written in one fenced update (a worker that lost its lease can't
+ * overwrite the new owner's result), with the attempts' records, the leases' release, the endpoints' health and the
+ * failure events.
+ */
+export class DeliveryCompletions {
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly features: DialectFeatures,
+    private readonly clock: Clock,
+    private readonly settings: SettingsStore,
+    private readonly health: EndpointHealth,
+    private readonly outbox: Outbox,
+  ) {}
+
+  /**
+   * Records a batch of attempts and moves each delivery on: `succeeded`, `pending` for its next retry, `held`
+   * when its endpoint is disabled (`cancelled` when it is gone), or `failed` when the schedule is exhausted.
+   * Outcomes whose lease was lost are discarded. Answers the deliveries that reached a final status in this batch.
+   */
+  async complete(outcomes: readonly AttemptOutcome[]): Promise<Array<{ status: DeliveryStatus }>> {
+    if (outcomes.length === 0) return []
+    const now = this.clock.now()
+    const plans = await Promise.all(outcomes.map((outcome) => this.#plan(outcome, now)))
+    if (this.features.writableCtes && plans.every((plan) => plan.status === 'succeeded')) return this.#completeSuccesses(plans, now)
+    return transaction(this.db, async (tx) => {
+      const kept = new Set(await this.#apply(tx, plans))
+      for (const statement of releaseLeases(this.#leaseCounts(plans), now)) await statement.execute(tx.db)
+      const applied = plans.filter((plan) => kept.has(plan.outcome.delivery.id))
+      if (applied.length === 0) return []
+      await this.#holdOrCancelRetries(tx, applied, await this.#lockEndpoints(tx, applied), now)
+      await this.#attemptsInsert(applied.map((plan) => plan.outcome)).execute(tx.db)
+      await this.health.record(
+        tx,
+        applied.map(({ outcome, status }) => ({ endpointId: outcome.delivery.endpointId, succeeded: status === 'succeeded', responseStatus: outcome.responseStatus })),
+        now,
+      )
+      const failures = applied.filter((plan) => plan.status === 'failed' && !isOperationalType(plan.outcome.delivery.eventType))
+      await this.outbox.recordAll(
+        tx,
+        failures.map(({ outcome: { delivery, responseStatus, error } }) => ({
+          accountId: delivery.accountId,
+          type: 'webhook.delivery.failed',
+          data: {
+            delivery_id: delivery.id,
+            event_id: delivery.eventId,
+            event_type: delivery.eventType,
+            endpoint_id: delivery.endpointId,
+            attempt_count: delivery.attemptNumber,
+            last_response_status: responseStatus,
+            last_error: error,
+          },
+        })),
+        now,
+      )
+      return applied.filter((plan) => plan.finishedAt !== null).map((plan) => ({ status: plan.status }))
+    })
+  }
+
+  async #plan(outcome: AttemptOutcome, now: number): Promise<CompletionPlan> {
+    const { delivery } = outcome
+    if (isSuccess(outcome.responseStatus)) return { outcome, status: 'succeeded', nextAttemptAt: null, finishedAt: now }
+    const settings = await this.settings.get(delivery.accountId)
+    const next = settings ? nextAttemptAt(settings.webhook_retry_schedule, delivery.attemptNumber, now, outcome.retryAfterSeconds) : null
+    if (next === null) return { outcome, status: 'failed', nextAttemptAt: null, finishedAt: now }
+    // Held or cancelled instead if its endpoint is disabled or gone (see #holdOrCancelRetries).
+    return { outcome, status: 'pending', nextAttemptAt: next, finishedAt: null }
+  }
+
+  /**
+   * Locks the endpoints of `plans` (on PostgreSQL), in one statement and in the order of their ids, as every
+   * transaction that locks several endpoints does, so that two never wait for each other; answers their statuses.
+   * The deliveries come first, the order in which deleting an endpoint takes them. The lock (FOR NO KEY UPDATE) is the
+   * one that ending or starting a run of failures needs next, and it makes enabling or disabling one of them wait.
+   */
+  async #lockEndpoints(tx: Tx, plans: readonly CompletionPlan[]): Promise<Map<string, EndpointStatus>> {
+    let endpoints = tx.db.selectFrom('webhook_endpoints').select(['id', 'status']).where('id', 'in', [...new Set(plans.map((plan) => plan.outcome.delivery.endpointId))]).orderBy('id')
+    if (this.features.rowLocks) endpoints = endpoints.forNoKeyUpdate()
+    return new Map((await endpoints.execute()).map((row) => [row.id, row.status]))
+  }
+
+  /**
+   * Deliveries that are to be tried again wait as `held` if their endpoint is disabled, as read under the lock of
+   * #lockEndpoints once the deliveries are written: an enable or disable then waits for this transaction and
+   * releases or holds these deliveries with the rest, and one that committed first is what the read finds. (A
+   * cached status could be moments behind another process's change, and a delivery held after its endpoint's
+   * release would wait for good.) Those whose endpoint is gone are cancelled: leased by a claim that read the
+   * endpoint just before it was deleted, after the delete had cancelled what was in flight, they may lie behind
+   * the delete's sweep, which would never see them again.
+   */
+  async #holdOrCancelRetries(tx: Tx, plans: CompletionPlan[], endpoints: ReadonlyMap<string, EndpointStatus>, now: number): Promise<void> {
+    const retried = plans.filter((plan) => plan.status === 'pending')
+    const held = retried.filter((plan) => endpoints.get(plan.outcome.delivery.endpointId) === 'disabled')
+    const cancelled = retried.filter((plan) => !endpoints.has(plan.outcome.delivery.endpointId))
+    if (held.length > 0) await tx.db.updateTable('webhook_deliveries').set(HOLDING).where('id', 'in', held.map((plan) => plan.outcome.delivery.id)).execute()
+    if (cancelled.length > 0) await tx.db.updateTable('webhook_deliveries').set(cancellation(now)).where('id', 'in', cancelled.map((plan) => plan.outcome.delivery.id)).execute()
+    for (const plan of held) {
+      plan.status = 'held'
+      plan.nextAttemptAt = null
+    }
+    for (const plan of cancelled) {
+      plan.status = 'cancelled'
+      plan.nextAttemptAt = null
+      plan.finishedAt = now
+    }
+  }
+
+  /** One fenced UPDATE for the whole batch; answers the ids whose lease still held. */
+  async #apply(tx: Tx, plans: readonly CompletionPlan[]): Promise<string[]> {
+    const { rows } = await this.#applyQuery(plans).execute(tx.db)
+    return rows.map((row) => row.id)
+  }
+
+  /**
+   * The deliveries of `plans` per lease and endpoint, to release (see releaseLeases). Every plan counts, applied
+   * or not: one that was not had lost its lease (it ran out, or the endpoint was deleted while the attempt was in
+   * flight), and such a lease's count no longer matters.
+   */
+  #leaseCounts(plans: readonly CompletionPlan[]): RawBuilder<unknown> {
+    return countsPerLease(this.features, plans.map(({ outcome }) => outcome.delivery))
+  }
+
+  #applyQuery(plans: readonly CompletionPlan[]): RawBuilder<{ id: string; endpoint_id: string }> {
+    const outcomes = jsonRows(
+      this.features,
+      { id: 'text', lease_token: 'text', status: 'text', attempt_count: 'integer', next_attempt_at: 'bigint', last_attempt_at: 'bigint', last_response_status: 'integer', last_error: 'text', finished_at: 'bigint' },
+      plans.map(({ outcome, status, nextAttemptAt: next, finishedAt }) => ({
+        id: outcome.delivery.id,
+        lease_token: outcome.delivery.leaseToken,
+        status,
+        attempt_count: outcome.delivery.attemptNumber,
+        next_attempt_at: next,
+        last_attempt_at: outcome.startedAt,
+        last_response_status: outcome.responseStatus,
+        last_error: outcome.error,
+        finished_at: finishedAt,
+      })),
+    )
+    return sql`
+      update webhook_deliveries set
+        status = v.status, attempt_count = v.attempt_count, next_attempt_at = v.next_attempt_at, lease_token = null, leased_at = null, lease_expires_at = null,
+        last_attempt_at = v.last_attempt_at, last_response_status = v.last_response_status, last_error = v.last_error, finished_at = v.finished_at
+      from ${outcomes} as v
+      where webhook_deliveries.id = v.id and webhook_deliveries.lease_token = v.lease_token
+      returning webhook_deliveries.id, webhook_deliveries.endpoint_id`
+  }
+
+  /** Records the attempts of `outcomes` (those for which `condition` on `a.delivery_id` holds). */
+  #attemptsInsert(outcomes: readonly AttemptOutcome[], condition: RawBuilder<unknown> = sql`true`): RawBuilder<unknown> {
+    const attempts = jsonRows(
+      this.features,
+      { delivery_id: 'text', number: 'integer', account_id: 'text', started_at: 'bigint', duration_ms: 'integer', response_status: 'integer', error: 'text', response_excerpt: 'text' },
+      outcomes.map((outcome) => ({
+        delivery_id: outcome.delivery.id,
+        number: outcome.delivery.attemptNumber,
+        account_id: outcome.delivery.accountId,
+        started_at: outcome.startedAt,
+        duration_ms: outcome.durationMs,
+        response_status: outcome.responseStatus,
+        error: outcome.error,
+        response_excerpt: outcome.responseExcerpt,
+      })),
+    )
+    // SQLite needs a WHERE to read ON CONFLICT as the upsert clause rather than a join constraint.
+    return sql`
+      insert into webhook_attempts (delivery_id, number, account_id, started_at, duration_ms, response_status, error, response_excerpt)
+      select delivery_id, number, account_id, started_at, duration_ms, response_status, error, response_excerpt from ${attempts} as a where ${condition}
+      on conflict do nothing`
+  }
+
+  /**
+   * `complete` for a batch of successes on PostgreSQL, the common case: one statement, which commits on its own, in
+   * place of a transaction's five round trips. Successes record no event and disable no endpoint; they only end
+   * their endpoints' runs of failures.
+   */
+  async #completeSuccesses(plans: readonly CompletionPlan[], now: number): Promise<Array<{ status: DeliveryStatus }>> {
+    const [ended, released] = releaseLeases(sql`lease_counts`, now)
+    const { rows } = await sql<{ id: string }>`
+      with applied as (${this.#applyQuery(plans)}),
+      attempts as (${this.#attemptsInsert(plans.map((plan) => plan.outcome), sql`a.delivery_id in (select id from applied)`)}),
+      recovered as (${this.health.endFailureRuns(this.db, sql<string>`(select endpoint_id from applied)`)}),
+      lease_counts as ${this.#leaseCounts(plans)},
+      ended as (${ended}),
+      released as (${released})
+      select id from applied`.execute(this.db)
+    return rows.map(() => ({ status: 'succeeded' }))
+  }
+}
+
+interface CompletionPlan {
+  outcome: AttemptOutcome
+  status: DeliveryStatus
+  nextAttemptAt: number | null
+  finishedAt: number | null
+}

@@ -1,0 +1,67 @@
+import { sql } from 'kysely'
+import type { Tx } from '../../../platform/storage/transaction.js'
+import { type ClaimSql, LEASED_COLUMNS, type LeaseRequest, type LeasedRow, leaseChanges } from './claim-sql.js'
+import { claimable } from '../leases.js'
+
+/** Serialises claims across processes (pg_advisory_xact_lock). */
+const CLAIM_LOCK = 0x48_45_52_44
+
+/** PostgreSQL: several processes claim at once, so claims are serialised and rows locked as they are taken. */
+export class PostgresClaimSql implements ClaimSql {
+  async lockClaims(tx: Tx): Promise<void> {
+    await sql`select pg_advisory_xact_lock(${CLAIM_LOCK})`.execute(tx.db)
+  }
+
+  /** A claim never waits for an endpoint's row, which a completion or a re-queue may hold while waiting for rows of its own. */
+  async lockRateWindows(tx: Tx, endpointIds: readonly string[]): Promise<ReadonlySet<string>> {
+    const rows = await tx.db.selectFrom('webhook_endpoints').select('id').where('id', 'in', endpointIds).forNoKeyUpdate().skipLocked().execute()
+    return new Set(rows.map((row) => row.id))
+  }
+
+  /**
+   * One statement: the rows are locked (SKIP LOCKED leaves a row another transaction is changing to a later claim),
+   * leased, counted, and read back.
+   */
+  async lease(tx: Tx, request: LeaseRequest): Promise<LeasedRow[]> {
+    const { now, leaseToken, holder, leaseEnds } = request
+    // Each picked delivery is locked on its own, found by its id alone, in a lateral subquery; the statement
+    // leases exactly the rows it answers. Claimability is asked again of the version the lock found: a
+    // transaction may have committed a change since `picked` was read (a late completion of a lapsed lease, an
+    // endpoint's deletion), and without the check a finished delivery would be leased again. One id at a time,
+    // only the primary key is worth using, whatever the statistics, so the check stays outside the subquery
+    // (its LIMIT keeps PostgreSQL from pushing the check in): inside, `status = 'pending'` let the planner look
+    // each id up in the partial queue or due index instead, reading every queued delivery's entry, whenever
+    // the statistics counted few pending rows, as they do of a table that keeps a long history of finished
+    // ones. As one scan of all the picked ids, the planner ANDed them with the due index, and as a semi-join it
+    // read the whole table.
+    const claimed = tx.db
+      .selectFrom(request.picked.as('p'))
+      .crossJoinLateral((eb) => eb.selectFrom('webhook_deliveries as d').selectAll('d').whereRef('d.id', '=', 'p.id').limit(1).forUpdate().skipLocked().as('d'))
+      .innerJoin('events as e', 'e.id', 'd.event_id')
+      .where(claimable('d', now))
+      .select(LEASED_COLUMNS)
+    return tx.db
+      .with('claimed', () => claimed)
+      .with('leased', (db) => db.updateTable('webhook_deliveries').set(leaseChanges(request)).where('id', 'in', (eb) => eb.selectFrom('claimed').select('claimed.id')))
+      .with('counted', (db) =>
+        db
+          .insertInto('webhook_leases')
+          .columns(['lease_token', 'endpoint_id', 'holder', 'outstanding', 'expires_at'])
+          .expression((eb) =>
+            eb
+              .selectFrom('claimed')
+              .select((count) => [
+                sql<string>`cast(${leaseToken} as text)`.as('lease_token'),
+                'claimed.endpoint_id',
+                sql<string>`cast(${holder} as text)`.as('holder'),
+                count.fn.countAll<number>().as('outstanding'),
+                sql<number>`cast(${leaseEnds} as bigint)`.as('expires_at'),
+              ])
+              .groupBy('claimed.endpoint_id'),
+          ),
+      )
+      .selectFrom('claimed')
+      .selectAll()
+      .execute()
+  }
+}
