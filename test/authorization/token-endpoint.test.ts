@@ -1,9 +1,11 @@
+import { once } from 'node:events'
 import { decodeJwt } from 'jose'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { OAUTH_BODY_LIMIT } from '../../src/authorization/token/token-request.js'
 import { type CreatedAccount, forEachDialect, startHerald, useHerald } from '../support/herald.js'
 import { type ApiResponse, basicAuth, call, createAccount, managementToken } from '../support/http.js'
 import { exchange } from '../support/raw-http.js'
+import { eventually } from '../support/receiver.js'
 
 /**
  * What the token endpoint must do as every route under an account's base does, where other suites don't already
@@ -13,9 +15,6 @@ import { exchange } from '../support/raw-http.js'
 
 const APP = 'https://app.example'
 const FORM = 'application/x-www-form-urlencoded'
-
-/** Long enough for bytes written to a local socket to reach the server; only the shutdown test needs it. */
-const pause = () => new Promise((resolve) => setTimeout(resolve, 100))
 
 function tokenRequest(account: CreatedAccount, body: string, headers: Record<string, string | number> = {}): string {
   const all = { host: '127.0.0.1', 'content-type': FORM, 'content-length': Buffer.byteLength(body), authorization: basicAuth(account.clientId, account.clientSecret), ...headers }
@@ -231,12 +230,15 @@ forEachDialect((dialect) => {
         const body = 'grant_type=client_credentials'
         const first = tokenRequest(target, body)
         let closing: Promise<void> | undefined
+        // Node emits 'request' once the headers are in, to Fastify's listener first: the request is being read.
+        const reading = once(own.app.server, 'request')
         // The first request's headers and half its body arrive; the server starts closing; then the rest of the
         // body and a second, pipelined request.
         const answers = await exchange(own.origin, [first.slice(0, -10), first.slice(-10) + tokenRequest(target, body)], async () => {
-          await pause()
+          await reading
           closing = own.app.close()
-          await pause()
+          // Fastify marks itself closing, then closes the listening socket.
+          await eventually(() => !own.app.server.listening, 10_000, 'the server to stop listening')
         })
         await closing
         expect(answers.map((answer) => answer.status)).toEqual([200, 503])

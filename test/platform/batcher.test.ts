@@ -4,6 +4,7 @@ import { beforeEach, describe, expect, inject, it } from 'vitest'
 import { Batcher, type ItemOutcome } from '../../src/platform/storage/batcher.js'
 import { type Tx, transaction } from '../../src/platform/storage/transaction.js'
 import { forEachDialect, useBareDatabase } from '../support/herald.js'
+import { eventually } from '../support/receiver.js'
 
 /** Rows the work writes: one per item, named after it. A name starting with `bad` breaks the whole statement. */
 async function writeNames(tx: Tx, names: readonly string[]): Promise<Array<ItemOutcome<number>>> {
@@ -46,17 +47,23 @@ forEachDialect((dialect) => {
     })
 
     it('keeps batches within maxBatch and runs up to `concurrency` of them at once', async () => {
+      let started = 0
       let inTransaction = 0
       let mostAtOnce = 0
+      // Batches hold their transactions until a second batch has started: PostgreSQL runs its transaction beside
+      // the first one's, while on SQLite's one connection it waits for the first to commit.
+      let overlapped = false
+      const secondBatchStarted = () => (overlapped ||= dialect === 'postgres' ? inTransaction === 2 : started === 2)
       const commits = new Batcher(
-        (names: readonly string[]) =>
-          transaction(database().db, async (tx) => {
+        (names: readonly string[]) => {
+          started++
+          return transaction(database().db, async (tx) => {
             mostAtOnce = Math.max(mostAtOnce, ++inTransaction)
-            // Long enough for the other batch to start beside this one.
-            await new Promise((resolve) => setTimeout(resolve, 20))
+            await eventually(secondBatchStarted, 10_000, 'a second batch')
             inTransaction--
             return writeNames(tx, names)
-          }),
+          })
+        },
         { concurrency: 2, maxBatch: 3 },
       )
       const names = Array.from({ length: 10 }, (_, index) => `n${String(index).padStart(2, '0')}`)

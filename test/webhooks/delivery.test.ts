@@ -324,8 +324,8 @@ forEachDialect((dialect) => {
       await subscribedEndpoint(api, receiver.current.url, ['metered.*'], { rate_limit: 2 })
       for (let n = 0; n < 5; n++) expect((await api.post('/webhooks/events', { type: 'metered.tick', data: { n } })).status).toBe(201)
       await eventually(() => receiver.current.requests.length === 2, 10_000, 'the first second')
-      // The test clock stands still, so the current second's budget stays spent.
-      await new Promise((resolve) => setTimeout(resolve, 300))
+      // The test clock stands still, so the current second's budget stays spent: a whole pass sends nothing more.
+      await h.current.herald.webhooks.worker.runPass()
       expect(receiver.current.requests).toHaveLength(2)
       h.current.clock.advanceSeconds(1)
       await eventually(() => receiver.current.requests.length === 4, 10_000, 'the second second')
@@ -421,7 +421,8 @@ forEachDialect((dialect) => {
       const setStatus = (status: string) => call(`${h.current.origin}/accounts/${account.id}`, 'PATCH', { token: OPERATOR_TOKEN, json: { status } })
       expect((await setStatus('disabled')).status).toBe(200)
       h.current.clock.advanceSeconds(60)
-      await new Promise((resolve) => setTimeout(resolve, 300))
+      // The retry is due, but a whole pass leaves it alone.
+      await h.current.herald.webhooks.worker.runPass()
       expect(receiver.current.requests).toHaveLength(1)
 
       expect((await setStatus('active')).status).toBe(200)

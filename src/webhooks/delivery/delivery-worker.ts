@@ -115,6 +115,19 @@ export class DeliveryWorker {
   }
 
   /**
+   * Runs a pass for every kind of work after the one under way, as a signal would, and resolves once it, every
+   * attempt in flight and the writes of their outcomes have finished. A due delivery still unsent then was held
+   * back by the claim (a rate limit, a disabled account), not merely late.
+   */
+  async runPass(): Promise<void> {
+    while (this.#passing) await this.#passing
+    this.wake()
+    while (this.#passing) await this.#passing
+    while (this.#sends.size > 0) await Promise.all(this.#sends)
+    while (this.#flushing) await this.#flushing
+  }
+
+  /**
    * Runs a pass for `kind` of work (any kind when undefined) after `delayMs`, or right after the one under way.
    */
   wake(kind?: WorkKind, delayMs = 0): void {
