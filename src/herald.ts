@@ -26,6 +26,7 @@ import { createGuardedAgent } from './platform/outbound/guarded-agent.js'
 import { SettingsStore } from './platform/settings/settings.js'
 import { type Database, openDatabase } from './platform/storage/database.js'
 import { migrateToLatest } from './platform/storage/migrate.js'
+import { BASELINE } from './platform/storage/migrations/index.js'
 import { openWebhooks, type Webhooks } from './webhooks/webhooks.js'
 
 /**
@@ -74,7 +75,8 @@ export async function openHerald({ config, log, clock = systemClock }: HeraldOpt
   const box = resolveSecretBox(config, log)
   const database = openDatabase(config.database)
   try {
-    await migrateToLatest(database.db)
+    const { adoptedPreBaseline } = await migrateToLatest(database)
+    if (adoptedPreBaseline) log.info(`recorded the migrations of a development build as ${BASELINE}, whose schema they made`)
     const notifications = new Notifications(database, log)
     await notifications.start()
     const invalidation = new CacheInvalidation(notifications, clock, CACHE_TTL_MS, config.cacheSize)

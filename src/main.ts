@@ -7,6 +7,7 @@ import { ConfigError, loadConfig } from './platform/config.js'
 import { createLogger } from './platform/logger.js'
 import { ProblemError } from './platform/http/problems.js'
 import { migrateToLatest } from './platform/storage/migrate.js'
+import { BASELINE } from './platform/storage/migrations/index.js'
 import { openDatabase } from './platform/storage/database.js'
 import { serve, work } from './cli/serve.js'
 
@@ -39,7 +40,8 @@ async function main(argv: readonly string[]): Promise<number> {
   if (command === 'migrate') {
     const database = openDatabase(config.database)
     try {
-      const { applied } = await migrateToLatest(database.db)
+      const { applied, adoptedPreBaseline } = await migrateToLatest(database)
+      if (adoptedPreBaseline) console.log(`Recorded the migrations of a development build as ${BASELINE}, whose schema they made`)
       console.log(applied.length ? `Applied ${applied.join(', ')}` : 'The database is up to date')
     } finally {
       await database.close()

@@ -33,10 +33,10 @@ interface AccountSearch {
 /**
  * Up to `limit` rows of a table past retention, found account by account: each account's rows are read from its
  * oldest on an index by account and time, up to the edge of its retention, so a run reads the rows it deletes and
- * few others, however many rows are still kept (migration 0004). On PostgreSQL the order is spelled out so that the
- * planner can walk the index and stop at the limit (with some statistics it sorts the account's rows past retention
- * instead, which still reads nothing within retention); SQLite runs a CROSS JOIN with its left table outermost and
- * walks the index in order by itself.
+ * few others, however many rows are still kept. On PostgreSQL the order is spelled out so that the planner can walk
+ * the index and stop at the limit (with some statistics it sorts the account's rows past retention instead, which
+ * still reads nothing within retention); SQLite runs a CROSS JOIN with its left table outermost and walks the index
+ * in order by itself.
  */
 function searchPastRetention<Row>(features: DialectFeatures, search: AccountSearch): RawBuilder<Row> {
   const accounts = sql`account_settings as s ${search.join ?? sql``}`

@@ -27,7 +27,7 @@ forEachDialect((dialect) => {
     beforeEach(async () => {
       testDatabase = await createTestDatabase(dialect)
       database = openDatabase(testDatabase.config)
-      await migrateToLatest(database.db)
+      await migrateToLatest(database)
     })
     afterEach(async () => {
       await database.close()

@@ -83,7 +83,7 @@ describe.each(dialects)('herald CLI on %s', (dialect) => {
   it('migrate applies the migrations, then reports the database up to date', async () => {
     const first = await herald(['migrate'], env, cwd)
     expect(first, first.stderr).toMatchObject({ code: 0 })
-    expect(first.stdout).toMatch(/^Applied 0001-platform/)
+    expect(first.stdout.trim()).toBe('Applied 0001-baseline')
     const second = await herald(['migrate'], env, cwd)
     expect(second).toMatchObject({ code: 0 })
     expect(second.stdout.trim()).toBe('The database is up to date')

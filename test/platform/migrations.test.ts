@@ -1,27 +1,95 @@
+import { fileURLToPath } from 'node:url'
 import { type Kysely, Migrator, sql } from 'kysely'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, inject, it } from 'vitest'
 import { DEFAULT_SETTINGS } from '../../src/platform/settings/settings.js'
 import { migrateToLatest } from '../../src/platform/storage/migrate.js'
-import { migrations } from '../../src/platform/storage/migrations/index.js'
-import { openDatabase } from '../../src/platform/storage/database.js'
-import type { DB } from '../../src/platform/storage/schema.js'
-import { createTestDatabase } from '../support/dialects.js'
-import { forEachDialect } from '../support/herald.js'
+import { BASELINE, MIGRATION_TABLE } from '../../src/platform/storage/migrations/index.js'
+import { type Database, openDatabase } from '../../src/platform/storage/database.js'
+import { PRE_BASELINE_MIGRATIONS } from '../../src/platform/storage/pre-baseline.js'
+import { type DB, INDEXES } from '../../src/platform/storage/schema.js'
+import { preBaselineMigrations } from '../fixtures/pre-baseline-migrations/index.js'
+import { createTestDatabase, type DialectName, type TestDatabase } from '../support/dialects.js'
+import { forEachDialect, startHerald } from '../support/herald.js'
+import { createAccount, managementToken } from '../support/http.js'
+import { declaredTables, describeSchema, type SchemaDescription } from '../support/schema.js'
+
+const SCHEMA_FILE = fileURLToPath(new URL('../../src/platform/storage/schema.ts', import.meta.url))
+
+/** What PostgreSQL alone has: the change log's transaction ids, which only raw SQL reads (see ChangeFeed). */
+const POSTGRES_ONLY = { columns: ['cache_changes.txid'], indexes: ['cache_changes_txid_idx'] }
+
+/** Runs `use` on a new, empty database, then closes and drops it. */
+async function withDatabase<T>(dialect: DialectName, use: (database: Database, test: TestDatabase) => Promise<T>): Promise<T> {
+  const test = await createTestDatabase(dialect)
+  const database = openDatabase(test.config)
+  try {
+    return await use(database, test)
+  } finally {
+    await database.close()
+    await test.drop()
+  }
+}
+
+/** The migrator of development builds before the baseline, with their migrations as they were. */
+function preBaselineMigrator(db: Kysely<DB>): Migrator {
+  return new Migrator({ db, provider: { getMigrations: async () => preBaselineMigrations }, migrationTableName: MIGRATION_TABLE, migrationLockTableName: 'herald_migrations_lock' })
+}
+
+async function recordedMigrations(db: Kysely<DB>): Promise<string[]> {
+  const { rows } = await sql<{ name: string }>`select name from ${sql.table(MIGRATION_TABLE)} order by name`.execute(db)
+  return rows.map((row) => row.name)
+}
+
+async function freshSchema(dialect: DialectName): Promise<SchemaDescription> {
+  return withDatabase(dialect, async (database) => {
+    await migrateToLatest(database)
+    return describeSchema(database.db, dialect)
+  })
+}
+
+/**
+ * What the application sees of a schema: tables, their columns (names, sorted, and nullability), primary keys and
+ * indexes (key columns). SQLite lets a primary key that is not an integer hold null unless declared not null (a
+ * known quirk it keeps for compatibility); Herald never writes one, so a key column counts as not nullable.
+ */
+function logicalSchema(schema: SchemaDescription) {
+  return Object.fromEntries(
+    Object.entries(schema.tables).map(([table, { columns, primaryKey, indexes }]) => [
+      table,
+      {
+        columns: columns.map(({ name, nullable }) => ({ name, nullable: nullable && !primaryKey.includes(name) })).sort((a, b) => a.name.localeCompare(b.name)),
+        primaryKey,
+        indexes: Object.fromEntries(Object.entries(indexes).map(([name, index]) => [name, index.columns])),
+      },
+    ]),
+  )
+}
+
+/** The logical schema without what only PostgreSQL has. */
+function portableSchema(schema: SchemaDescription) {
+  const logical = logicalSchema(schema)
+  for (const [table, described] of Object.entries(logical)) {
+    described.columns = described.columns.filter((column) => !POSTGRES_ONLY.columns.includes(`${table}.${column.name}`))
+    for (const index of POSTGRES_ONLY.indexes) delete described.indexes[index]
+  }
+  return logical
+}
 
 forEachDialect((dialect) => {
-  describe('upgrading a database', () => {
+  describe('a development database, migrated before the baseline', () => {
     it('brings a 0001 database with data to the latest schema: webhook settings get their defaults, old events need no fan-out', async () => {
-      const database = await createTestDatabase(dialect)
-      const { db, close } = openDatabase(database.config)
-      try {
-        const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations }, migrationTableName: 'herald_migrations', migrationLockTableName: 'herald_migrations_lock' })
+      await withDatabase(dialect, async (database) => {
+        const { db } = database
+        const migrator = preBaselineMigrator(db)
         expect((await migrator.migrateTo('0001-platform')).error).toBeUndefined()
         await sql`insert into accounts (id, name, status, admin_client_id, created_at, updated_at) values ('acct_1', 'old', 'active', 'cli_1', 1, 1)`.execute(db)
         await sql`insert into account_settings (account_id, access_token_ttl, refresh_token_idle_ttl, refresh_token_absolute_ttl, id_token_ttl, authorization_code_ttl, default_audience, access_token_signing_alg, updated_at)
           values ('acct_1', 600, 86400, 864000, 600, 60, null, 'ES256', 1)`.execute(db)
         await sql`insert into events (id, account_id, type, data, created_at) values ('evt_1', 'acct_1', 'oauth.client.created', '{}', 5)`.execute(db)
 
-        expect((await migrateToLatest(db)).applied).toEqual(Object.keys(migrations).filter((name) => name !== '0001-platform'))
+        const { results = [] } = await migrator.migrateToLatest()
+        expect(results.filter((result) => result.status === 'Success').map((result) => result.migrationName)).toEqual(Object.keys(preBaselineMigrations).filter((name) => name !== '0001-platform'))
+        expect(await migrateToLatest(database)).toEqual({ applied: [], adoptedPreBaseline: true })
 
         const settings = await db.selectFrom('account_settings').selectAll().executeTakeFirstOrThrow()
         expect(settings.access_token_ttl).toBe(600)
@@ -30,10 +98,68 @@ forEachDialect((dialect) => {
         expect(settings.webhook_disable_after).toBe(DEFAULT_SETTINGS.webhook_disable_after)
         const event = await db.selectFrom('events').selectAll().executeTakeFirstOrThrow()
         expect(event.fanned_out_at).toBe(5)
+      })
+    })
+
+    it('is recorded as at the baseline, once, and has the schema of a new database', async () => {
+      expect(Object.keys(preBaselineMigrations)).toEqual(PRE_BASELINE_MIGRATIONS)
+      const schema = await withDatabase(dialect, async (database) => {
+        expect((await preBaselineMigrator(database.db).migrateToLatest()).error).toBeUndefined()
+
+        expect(await migrateToLatest(database)).toEqual({ applied: [], adoptedPreBaseline: true })
+        expect(await recordedMigrations(database.db)).toEqual([BASELINE])
+        expect(await migrateToLatest(database)).toEqual({ applied: [], adoptedPreBaseline: false })
+        return describeSchema(database.db, dialect)
+      })
+      expect(schema).toEqual(await freshSchema(dialect))
+    })
+
+    it.runIf(dialect === 'postgres')('is recorded once when several processes start on it at once', async () => {
+      await withDatabase(dialect, async (database, test) => {
+        expect((await preBaselineMigrator(database.db).migrateToLatest()).error).toBeUndefined()
+        const instances = Array.from({ length: 4 }, () => openDatabase(test.config))
+        try {
+          const outcomes = await Promise.all(instances.map((instance) => migrateToLatest(instance)))
+          expect(outcomes.filter((outcome) => outcome.adoptedPreBaseline)).toHaveLength(1)
+          expect(outcomes.flatMap((outcome) => outcome.applied)).toEqual([])
+        } finally {
+          await Promise.all(instances.map((instance) => instance.close()))
+        }
+        expect(await recordedMigrations(database.db)).toEqual([BASELINE])
+      })
+    })
+
+    it('serves after Herald starts on it', async () => {
+      const database = await createTestDatabase(dialect)
+      const prepared = openDatabase(database.config)
+      try {
+        expect((await preBaselineMigrator(prepared.db).migrateToLatest()).error).toBeUndefined()
       } finally {
-        await close()
-        await database.drop()
+        await prepared.close()
       }
+      const h = await startHerald(dialect, { database })
+      try {
+        const account = await createAccount(h)
+        expect(await managementToken(account)).toMatch(/^ey/)
+        expect(await recordedMigrations(h.herald.database.db)).toEqual([BASELINE])
+        expect(h.logs.join('')).toContain(`recorded the migrations of a development build as ${BASELINE}`)
+      } finally {
+        await h.close()
+      }
+    })
+
+    it('is refused, as it was, when it ran only some of those migrations', async () => {
+      await withDatabase(dialect, async (database) => {
+        expect((await preBaselineMigrator(database.db).migrateTo('0005-held-deliveries')).error).toBeUndefined()
+        const before = await describeSchema(database.db, dialect)
+
+        await expect(migrateToLatest(database)).rejects.toThrow(
+          /predates the 0001-baseline migration, and lacks 0006-listing-indexes, .*, 0013-cache-changes\. Migrate it with a development build that has them all/,
+        )
+
+        expect(await recordedMigrations(database.db)).toEqual(Object.keys(preBaselineMigrations).slice(0, 5))
+        expect(await describeSchema(database.db, dialect)).toEqual(before)
+      })
     })
   })
 
@@ -41,12 +167,12 @@ forEachDialect((dialect) => {
     /** Runs `check` on a new database migrated to the latest schema. */
     async function onLatestSchema(check: (db: Kysely<DB>) => Promise<void>): Promise<void> {
       const database = await createTestDatabase(dialect)
-      const { db, close } = openDatabase(database.config)
+      const opened = openDatabase(database.config)
       try {
-        await migrateToLatest(db)
-        await check(db)
+        await migrateToLatest(opened)
+        await check(opened.db)
       } finally {
-        await close()
+        await opened.close()
         await database.drop()
       }
     }
@@ -108,5 +234,26 @@ forEachDialect((dialect) => {
         expect(rows).toEqual([{ reloptions: ['fillfactor=45'] }])
       })
     })
+
+    it('has the tables and columns that schema.ts declares, with their nullability, and the indexes it lists', async () => {
+      const portable = portableSchema(await freshSchema(dialect))
+      const declared = declaredTables(SCHEMA_FILE, 'DB')
+
+      expect(Object.keys(portable).sort()).toEqual(Object.keys(declared).sort())
+      for (const [table, columns] of Object.entries(declared)) {
+        expect({ table, columns: portable[table]?.columns }).toEqual({ table, columns: [...columns].sort((a, b) => a.name.localeCompare(b.name)) })
+      }
+      expect(Object.fromEntries(Object.entries(portable).map(([table, { indexes }]) => [table, indexes]))).toEqual(INDEXES)
+    })
+  })
+})
+
+describe.runIf(inject('dialects').length === 2)('the schemas of the two dialects', () => {
+  it('have the same tables, columns, primary keys and indexes, but for what PostgreSQL alone has', async () => {
+    const [sqlite, postgres] = await Promise.all([freshSchema('sqlite'), freshSchema('postgres')])
+    expect(portableSchema(sqlite)).toEqual(portableSchema(postgres))
+    const postgresOnly = logicalSchema(postgres).cache_changes
+    expect(postgresOnly?.columns).toContainEqual({ name: 'txid', nullable: false })
+    expect(postgresOnly?.indexes).toMatchObject({ cache_changes_txid_idx: ['txid'] })
   })
 })

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { migrateToLatest } from '../../src/platform/storage/migrate.js'
-import { migrations } from '../../src/platform/storage/migrations/index.js'
+import { migrationsFor } from '../../src/platform/storage/migrations/index.js'
 import { openDatabase } from '../../src/platform/storage/database.js'
 import { createTestDatabase } from '../support/dialects.js'
 import { CACHE_TTL_MS } from '../../src/herald.js'
@@ -31,10 +31,10 @@ forEachDialect((dialect) => {
       const database = await createTestDatabase(dialect)
       const instances = Array.from({ length: 4 }, () => openDatabase(database.config))
       try {
-        const outcomes = await Promise.all(instances.map((instance) => migrateToLatest(instance.db)))
+        const outcomes = await Promise.all(instances.map((instance) => migrateToLatest(instance)))
         const applied = outcomes.flatMap((outcome) => outcome.applied)
         // Each migration applied by exactly one of them.
-        expect(applied.sort()).toEqual(Object.keys(migrations).sort())
+        expect(applied.sort()).toEqual(Object.keys(migrationsFor(dialect)).sort())
       } finally {
         await Promise.all(instances.map((instance) => instance.close()))
         await database.drop()

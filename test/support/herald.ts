@@ -41,6 +41,8 @@ export interface StartOptions {
   env?: Record<string, string>
   /** Share another Herald's database (a second instance, as a second process would); it is not dropped on close. */
   shareWith?: TestHerald
+  /** Start on a database the test has prepared, rather than a fresh one; it is dropped on close. */
+  database?: TestDatabase
   /** Run the webhook delivery worker in this instance (the default), as `herald serve` does. */
   worker?: boolean
 }
@@ -75,7 +77,7 @@ export function useBareDatabase(dialect: DialectName): () => Database {
 /** Starts Herald on a fresh database, listening on 127.0.0.1 on a free port, with an injected clock. */
 export async function startHerald(dialect: DialectName, options: StartOptions = {}): Promise<TestHerald> {
   const shared = options.shareWith
-  const database = shared?.database ?? (await createTestDatabase(dialect))
+  const database = shared?.database ?? options.database ?? (await createTestDatabase(dialect))
   const port = await freePort()
   const origin = `http://127.0.0.1:${port}`
   const secretKey = shared?.secretKey ?? randomBytes(32).toString('base64')

@@ -1,21 +1,25 @@
 import { Migrator } from 'kysely'
-import type { Kysely } from 'kysely'
-import { migrations } from './migrations/index.js'
-import type { DB } from './schema.js'
+import type { Database } from './database.js'
+import { MIGRATION_TABLE, migrationsFor } from './migrations/index.js'
+import { adoptPreBaselineDatabase } from './pre-baseline.js'
 
 export interface MigrationOutcome {
   applied: string[]
+  /** A development database, migrated before the baseline existed, is now recorded as at the baseline. */
+  adoptedPreBaseline: boolean
 }
 
 /**
- * Brings the schema up to date. Kysely's migrator takes a lock first (a transaction-scoped advisory lock on
- * PostgreSQL), so several processes starting at once apply each migration exactly once.
+ * Brings the schema up to date. Kysely's migrator takes a lock first (an advisory lock on PostgreSQL), so several
+ * processes starting at once apply each migration exactly once.
  */
-export async function migrateToLatest(db: Kysely<DB>): Promise<MigrationOutcome> {
+export async function migrateToLatest({ db, features }: Pick<Database, 'db' | 'features'>): Promise<MigrationOutcome> {
+  const adoptedPreBaseline = await adoptPreBaselineDatabase(db)
+  const migrations = migrationsFor(features.name)
   const migrator = new Migrator({
     db,
     provider: { getMigrations: async () => migrations },
-    migrationTableName: 'herald_migrations',
+    migrationTableName: MIGRATION_TABLE,
     migrationLockTableName: 'herald_migrations_lock',
   })
   const { error, results = [] } = await migrator.migrateToLatest()
@@ -23,5 +27,5 @@ export async function migrateToLatest(db: Kysely<DB>): Promise<MigrationOutcome>
     const failed = results.find((result) => result.status === 'Error')
     throw new Error(`migration ${failed?.migrationName ?? '(unknown)'} failed: ${String(error)}`, { cause: error })
   }
-  return { applied: results.filter((result) => result.status === 'Success').map((result) => result.migrationName) }
+  return { applied: results.filter((result) => result.status === 'Success').map((result) => result.migrationName), adoptedPreBaseline }
 }

@@ -296,3 +296,50 @@ export interface CacheChangesTable {
   key: string
   changed_at: number
 }
+
+/**
+ * Every index but the primary keys, by table, with the columns it orders by (partial ones cover only some rows: see
+ * the migrations). test/platform/migrations.test.ts checks a migrated database against these and the interfaces
+ * above. PostgreSQL's `cache_changes` also has a transaction id (`txid`) and an index on it, which only raw SQL reads
+ * (see ChangeFeed).
+ */
+export const INDEXES: { readonly [Table in keyof DB]: Readonly<Record<string, readonly (keyof DB[Table] & string)[]>> } = {
+  accounts: {},
+  account_settings: {},
+  signing_keys: { signing_keys_account_idx: ['account_id', 'alg', 'signs_from'] },
+  clients: { clients_account_idx: ['account_id', 'id'] },
+  client_scopes: {},
+  scopes: {},
+  events: {
+    events_account_idx: ['account_id', 'created_at', 'id'],
+    events_account_id_idx: ['account_id', 'id'],
+    events_account_type_idx: ['account_id', 'type', 'id'],
+    events_unfanned_idx: ['created_at'],
+  },
+  token_revocations: { token_revocations_expiry_idx: ['expires_at'] },
+  client_assertion_jtis: { client_assertion_jtis_expiry_idx: ['expires_at'] },
+  event_idempotency_keys: { event_idempotency_keys_expiry_idx: ['expires_at'] },
+  custom_event_types: {},
+  webhook_endpoints: { webhook_endpoints_account_idx: ['account_id', 'id'] },
+  webhook_subscriptions: {
+    webhook_subscriptions_account_idx: ['account_id', 'id'],
+    webhook_subscriptions_endpoint_idx: ['endpoint_id'],
+  },
+  webhook_deliveries: {
+    webhook_deliveries_account_idx: ['account_id', 'id'],
+    webhook_deliveries_endpoint_idx: ['account_id', 'endpoint_id', 'id'],
+    webhook_deliveries_status_idx: ['account_id', 'status', 'id'],
+    webhook_deliveries_type_idx: ['account_id', 'event_type', 'id'],
+    webhook_deliveries_event_idx: ['event_id', 'endpoint_id'],
+    webhook_deliveries_queue_idx: ['endpoint_id', 'next_attempt_at'],
+    webhook_deliveries_due_idx: ['next_attempt_at'],
+    webhook_deliveries_endpoint_status_idx: ['account_id', 'endpoint_id', 'status', 'id'],
+    webhook_deliveries_retention_idx: ['account_id', 'finished_at'],
+    webhook_deliveries_held_idx: ['endpoint_id'],
+  },
+  webhook_attempts: {},
+  webhook_jobs: { webhook_jobs_pending_idx: ['created_at'] },
+  webhook_leases: { webhook_leases_endpoint_idx: ['endpoint_id'] },
+  webhook_sweeps: {},
+  cache_changes: { cache_changes_changed_at_idx: ['changed_at'] },
+}

@@ -45,9 +45,9 @@ export interface DeliveryFilter {
 }
 
 /**
- * The condition of the index of an endpoint's deliveries that did not succeed (migrations 0006 and 0012), for a query
- * of such deliveries to state: SQLite uses a partial index only when the query states its condition itself, and
- * PostgreSQL only when it follows from the query's (which the account's part never does unless stated).
+ * The condition of the index of an endpoint's deliveries that did not succeed (webhook_deliveries_endpoint_status_idx),
+ * for a query of such deliveries to state: SQLite uses a partial index only when the query states its condition
+ * itself, and PostgreSQL only when it follows from the query's (which the account's part never does unless stated).
  */
 export const ON_UNSUCCEEDED_INDEX = sql<SqlBool>`status <> 'succeeded' and ${notForClaims('webhook_deliveries')}`
 

@@ -27,8 +27,8 @@ export function claimable(table: 'd' | 'webhook_deliveries', now: number): RawBu
 
 /**
  * True of every delivery, and stated by the queries that read the partial indexes over waiting deliveries that a claim
- * must not use (migration 0012): such an index serves only queries that state its whole condition, and no claim names
- * an account.
+ * must not use (see migrations/baseline/tables.ts): such an index serves only queries that state its whole condition,
+ * and no claim names an account.
  */
 export function notForClaims(table: 'd' | 'webhook_deliveries'): RawBuilder<SqlBool> {
   return sql<SqlBool>`${sql.ref(`${table}.account_id`)} <> ''`
