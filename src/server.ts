@@ -1,4 +1,3 @@
-import swagger from '@fastify/swagger'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyServerOptions } from 'fastify'
 import { discoveryRoutes, metadataRoute } from './authorization/discovery/routes.js'
@@ -6,7 +5,7 @@ import { introspectionRoutes } from './authorization/introspection/routes.js'
 import { revocationRoutes } from './authorization/revocation/routes.js'
 import { tokenRoutes } from './authorization/token/routes.js'
 import type { Herald } from './herald.js'
-import { operatorRoutes } from './platform/accounts/routes.js'
+import { accountSchemas, operatorRoutes } from './platform/accounts/routes.js'
 import { accountScope } from './platform/http/account-scope.js'
 import { answerClientError } from './platform/http/client-errors.js'
 import { installCors } from './platform/http/cors.js'
@@ -14,18 +13,20 @@ import { installErrorHandling, sendProblem } from './platform/http/error-handler
 import { ProblemError } from './platform/http/problems.js'
 import { installFormParser } from './platform/http/form-body.js'
 import { installJsonParser } from './platform/http/json-body.js'
+import { installOpenApi } from './platform/http/openapi.js'
+import { addSharedSchemas, errorSchemas } from './platform/http/schemas.js'
 import { healthRoutes } from './platform/http/health.js'
 import type { App } from './platform/http/types.js'
 import { installValidation } from './platform/http/validation.js'
-import { keyRoutes } from './platform/keys/routes.js'
+import { keyRoutes, keySchemas } from './platform/keys/routes.js'
 import { requestLoggerFactory } from './platform/logger.js'
-import { settingsRoutes } from './platform/settings/routes.js'
-import { scopeRoutes } from './authorization/scopes/routes.js'
-import { clientRoutes } from './authorization/clients/routes.js'
-import { deliveryRoutes } from './webhooks/delivery/routes.js'
-import { endpointRoutes } from './webhooks/endpoints/routes.js'
-import { eventRoutes } from './webhooks/events/routes.js'
-import { subscriptionRoutes } from './webhooks/subscriptions/routes.js'
+import { settingsRoutes, settingsSchemas } from './platform/settings/routes.js'
+import { scopeRoutes, scopeSchemas } from './authorization/scopes/routes.js'
+import { clientRoutes, clientSchemas } from './authorization/clients/routes.js'
+import { deliveryRoutes, deliverySchemas } from './webhooks/delivery/routes.js'
+import { endpointRoutes, endpointSchemas } from './webhooks/endpoints/routes.js'
+import { eventRoutes, eventSchemas } from './webhooks/events/routes.js'
+import { subscriptionRoutes, subscriptionSchemas } from './webhooks/subscriptions/routes.js'
 
 /** JSON bodies larger than this are refused unless a route sets its own limit. */
 const DEFAULT_BODY_LIMIT = 64 * 1024
@@ -37,6 +38,7 @@ const DEFAULT_BODY_LIMIT = 64 * 1024
 export async function buildWorkerServer(herald: Herald): Promise<App> {
   const app = Fastify(processServerOptions(herald)).withTypeProvider<TypeBoxTypeProvider>()
   installErrorHandling(app)
+  addSharedSchemas(app, errorSchemas)
   operationsRoutes(app, herald)
   return app
 }
@@ -82,31 +84,12 @@ export async function buildServer(herald: Herald): Promise<App> {
   // The management API speaks JSON only; Fastify's default text parser would let text/plain through.
   app.removeContentTypeParser('text/plain')
 
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Herald',
-        version: '0.1.0',
-        description: 'OAuth 2.0 / OpenID Connect authorization and webhook delivery, per account.',
-      },
-      servers: [{ url: herald.config.publicUrl }],
-      components: {
-        securitySchemes: {
-          managementToken: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: "An access token from the account's own token endpoint" },
-          operatorToken: { type: 'http', scheme: 'bearer', description: 'HERALD_OPERATOR_TOKEN' },
-        },
-      },
-    },
-  })
-  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
+  addSharedSchemas(app, [...errorSchemas, ...accountSchemas, ...keySchemas, ...settingsSchemas, ...scopeSchemas, ...clientSchemas, ...endpointSchemas, ...subscriptionSchemas, ...eventSchemas, ...deliverySchemas])
+  await installOpenApi(app, herald.config.publicUrl)
 
   operationsRoutes(app, herald)
 
-  const { operatorToken } = herald.config
-  if (operatorToken) {
-    await app.register(async (operator) => operatorRoutes(operator, { accounts: herald.accounts, operatorToken }))
-  }
+  await app.register(async (operator) => operatorRoutes(operator, { accounts: herald.accounts, operatorToken: herald.config.operatorToken }))
 
   await app.register(
     async (base) => {

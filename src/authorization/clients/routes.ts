@@ -1,24 +1,28 @@
 import { Type } from 'typebox'
 import { principalOf } from '../../platform/http/account-scope.js'
-import { PageQuery, ProblemSchema } from '../../platform/http/schemas.js'
+import { PageOf, PageQuery, named, problemResponses, ref } from '../../platform/http/schemas.js'
 import type { App } from '../../platform/http/types.js'
 import { ClientMetadataFields } from './client-metadata.js'
 import type { Clients } from './clients.js'
 
-const ClientSchema = Type.Object({
-  client_id: Type.String(),
-  ...ClientMetadataFields,
-  client_id_issued_at: Type.Integer(),
-  management: Type.Boolean({ description: 'Allowed reserved herald: scopes; such clients use client_credentials only' }),
-  created_at: Type.String({ format: 'date-time' }),
-  updated_at: Type.String({ format: 'date-time' }),
-  client_secret: Type.Optional(Type.String({ description: 'Shown only when it is made: at registration and rotation' })),
-  client_secret_expires_at: Type.Optional(Type.Literal(0)),
-})
+const ClientSchema = named(
+  'Client',
+  Type.Object({
+    client_id: Type.String(),
+    ...ClientMetadataFields,
+    client_id_issued_at: Type.Integer(),
+    management: Type.Boolean({ description: 'Allowed reserved herald: scopes; such clients use client_credentials only' }),
+    created_at: Type.String({ format: 'date-time' }),
+    updated_at: Type.String({ format: 'date-time' }),
+    client_secret: Type.Optional(Type.String({ description: 'Shown only when it is made: at registration and rotation' })),
+    client_secret_expires_at: Type.Optional(Type.Literal(0)),
+  }),
+)
+
+export const clientSchemas = [ClientSchema]
 
 const MetadataInput = Type.Partial(Type.Object(ClientMetadataFields), { additionalProperties: false })
 const ClientParams = Type.Object({ accountId: Type.String(), clientId: Type.String({ maxLength: 64 }) })
-const errors = { '4xx': ProblemSchema }
 /** Client metadata is small; a JWK set of a few RSA keys fits well inside. */
 const BODY_LIMIT = 64 * 1024
 
@@ -28,7 +32,7 @@ export function clientRoutes(app: App, clients: Clients): void {
     {
       config: { scope: 'herald:clients:write' },
       bodyLimit: BODY_LIMIT,
-      schema: { summary: 'Registers a client (RFC 7591 metadata)', tags: ['clients'], body: MetadataInput, response: { 201: ClientSchema, ...errors } },
+      schema: { summary: 'Registers a client (RFC 7591 metadata)', tags: ['clients'], body: MetadataInput, response: { 201: ref(ClientSchema, 'The client, with its secret if it has one'), ...problemResponses } },
     },
     async (request, reply) => reply.status(201).send(await clients.create(request.account.id, request.body, principalOf(request).scopes)),
   )
@@ -37,14 +41,14 @@ export function clientRoutes(app: App, clients: Clients): void {
     '/oauth/clients',
     {
       config: { scope: 'herald:clients:read' },
-      schema: { summary: "Lists the account's clients, oldest first", tags: ['clients'], querystring: PageQuery, response: { 200: Type.Object({ data: Type.Array(ClientSchema), next_cursor: Type.Union([Type.String(), Type.Null()]) }), ...errors } },
+      schema: { summary: "Lists the account's clients, oldest first", tags: ['clients'], querystring: PageQuery, response: { 200: PageOf(ref(ClientSchema), 'A page of clients'), ...problemResponses } },
     },
     async (request) => clients.list(request.account.id, request.query.limit, request.query.cursor),
   )
 
   app.get(
     '/oauth/clients/:clientId',
-    { config: { scope: 'herald:clients:read' }, schema: { summary: 'Reads a client', tags: ['clients'], params: ClientParams, response: { 200: ClientSchema, ...errors } } },
+    { config: { scope: 'herald:clients:read' }, schema: { summary: 'Reads a client', tags: ['clients'], params: ClientParams, response: { 200: ref(ClientSchema, 'The client'), ...problemResponses } } },
     async (request) => clients.get(request.account.id, request.params.clientId),
   )
 
@@ -53,14 +57,14 @@ export function clientRoutes(app: App, clients: Clients): void {
     {
       config: { scope: 'herald:clients:write' },
       bodyLimit: BODY_LIMIT,
-      schema: { summary: "Changes a client's metadata; the result is validated as a whole", tags: ['clients'], params: ClientParams, body: MetadataInput, response: { 200: ClientSchema, ...errors } },
+      schema: { summary: "Changes a client's metadata; the result is validated as a whole", tags: ['clients'], params: ClientParams, body: MetadataInput, response: { 200: ref(ClientSchema, 'The client as changed'), ...problemResponses } },
     },
     async (request) => clients.update(request.account.id, request.params.clientId, request.body, principalOf(request).scopes),
   )
 
   app.delete(
     '/oauth/clients/:clientId',
-    { config: { scope: 'herald:clients:write' }, schema: { summary: 'Deletes a client; its tokens stop being issued and introspect inactive', tags: ['clients'], params: ClientParams, response: { 204: Type.Null(), ...errors } } },
+    { config: { scope: 'herald:clients:write' }, schema: { summary: 'Deletes a client; its tokens stop being issued and introspect inactive', tags: ['clients'], params: ClientParams, response: { 204: Type.Null({ description: 'The client is deleted' }), ...problemResponses } } },
     async (request, reply) => {
       await clients.delete(request.account.id, request.params.clientId, principalOf(request).scopes)
       return reply.status(204).send(null)
@@ -69,7 +73,7 @@ export function clientRoutes(app: App, clients: Clients): void {
 
   app.post(
     '/oauth/clients/:clientId/secret',
-    { config: { scope: 'herald:clients:write' }, schema: { summary: "Replaces the client's secret at once; the new one is shown only here", tags: ['clients'], params: ClientParams, response: { 200: ClientSchema, ...errors } } },
+    { config: { scope: 'herald:clients:write' }, schema: { summary: "Replaces the client's secret at once; the new one is shown only here", tags: ['clients'], params: ClientParams, response: { 200: ref(ClientSchema, 'The client with its new secret'), ...problemResponses } } },
     async (request) => clients.rotateSecret(request.account.id, request.params.clientId, principalOf(request).scopes),
   )
 }

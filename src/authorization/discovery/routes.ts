@@ -1,8 +1,9 @@
 import { Type } from 'typebox'
+import { problemResponses } from '../../platform/http/schemas.js'
 import type { App } from '../../platform/http/types.js'
 import { serverMetadata } from './metadata.js'
 
-const MetadataSchema = Type.Object({}, { additionalProperties: true })
+const MetadataSchema = Type.Object({}, { additionalProperties: true, description: 'The metadata document (RFC 8414 §2, OpenID Connect Discovery 1.0 §3)' })
 
 /** Metadata changes only with a deployment; clients may cache it for a while. */
 const CACHE_CONTROL = 'public, max-age=300'
@@ -11,7 +12,7 @@ const CACHE_CONTROL = 'public, max-age=300'
 export function metadataRoute(app: App, path: string): void {
   app.get(
     path,
-    { schema: { summary: 'Authorization server metadata (RFC 8414, OpenID Connect Discovery)', tags: ['discovery'], response: { 200: MetadataSchema } } },
+    { schema: { summary: 'Authorization server metadata (RFC 8414, OpenID Connect Discovery)', tags: ['discovery'], response: { 200: MetadataSchema, ...problemResponses } } },
     async (request, reply) => reply.header('cache-control', CACHE_CONTROL).send(serverMetadata(request.issuer)),
   )
 }

@@ -1,10 +1,12 @@
 import { Type } from 'typebox'
 import type { AccessTokenVerifier } from '../../platform/access-tokens/access-token-verifier.js'
+import { CLIENT_AUTHENTICATION, CLIENT_AUTHENTICATION_METHODS } from '../../platform/http/openapi.js'
+import { oauthErrorResponses } from '../../platform/http/schemas.js'
 import type { App } from '../../platform/http/types.js'
 import type { RegisteredClient } from '../clients/client-store.js'
 import { TokenHintBody } from '../revocation/token-hint.js'
 import type { ClientAuthentication } from '../token/client-authentication.js'
-import { OAUTH_BODY_LIMIT, OAuthErrorSchema } from '../token/token-request.js'
+import { OAUTH_BODY_LIMIT } from '../token/token-request.js'
 import { introspectionResponse } from './introspection.js'
 
 export interface IntrospectionRouteDeps {
@@ -12,18 +14,21 @@ export interface IntrospectionRouteDeps {
   accessTokens: AccessTokenVerifier<RegisteredClient>
 }
 
-const IntrospectionResponseSchema = Type.Object({
-  active: Type.Boolean(),
-  scope: Type.Optional(Type.String()),
-  client_id: Type.Optional(Type.String()),
-  token_type: Type.Optional(Type.Literal('Bearer')),
-  exp: Type.Optional(Type.Integer()),
-  iat: Type.Optional(Type.Integer()),
-  sub: Type.Optional(Type.String()),
-  aud: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())])),
-  iss: Type.Optional(Type.String()),
-  jti: Type.Optional(Type.String()),
-})
+const IntrospectionResponseSchema = Type.Object(
+  {
+    active: Type.Boolean(),
+    scope: Type.Optional(Type.String()),
+    client_id: Type.Optional(Type.String()),
+    token_type: Type.Optional(Type.Literal('Bearer')),
+    exp: Type.Optional(Type.Integer()),
+    iat: Type.Optional(Type.Integer()),
+    sub: Type.Optional(Type.String()),
+    aud: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())])),
+    iss: Type.Optional(Type.String()),
+    jti: Type.Optional(Type.String()),
+  },
+  { description: 'Whether the token is active and, if it is, its claims (RFC 7662 §2.2)' },
+)
 
 /**
  * The introspection endpoint (RFC 7662), as a pipeline: authenticate the caller (any client of the account, the
@@ -39,9 +44,11 @@ export function introspectionRoutes(app: App, deps: IntrospectionRouteDeps): voi
       schema: {
         summary: 'Token introspection (RFC 7662): any authenticated client of the account may ask',
         tags: ['oauth'],
+        security: CLIENT_AUTHENTICATION,
+        ...CLIENT_AUTHENTICATION_METHODS,
         consumes: ['application/x-www-form-urlencoded'],
         body: TokenHintBody,
-        response: { 200: IntrospectionResponseSchema, 400: OAuthErrorSchema, 401: OAuthErrorSchema },
+        response: { 200: IntrospectionResponseSchema, ...oauthErrorResponses },
       },
     },
     async (request, reply) => {

@@ -1,10 +1,12 @@
 import { Type } from 'typebox'
 import type { AccessTokenVerifier } from '../../platform/access-tokens/access-token-verifier.js'
 import type { Clock } from '../../platform/clock.js'
+import { CLIENT_AUTHENTICATION, CLIENT_AUTHENTICATION_METHODS } from '../../platform/http/openapi.js'
+import { oauthErrorResponses } from '../../platform/http/schemas.js'
 import type { App } from '../../platform/http/types.js'
 import type { RegisteredClient } from '../clients/client-store.js'
 import type { ClientAuthentication } from '../token/client-authentication.js'
-import { OAUTH_BODY_LIMIT, OAuthErrorSchema } from '../token/token-request.js'
+import { OAUTH_BODY_LIMIT } from '../token/token-request.js'
 import type { TokenRevocations } from './revocation-store.js'
 import { TokenHintBody } from './token-hint.js'
 
@@ -31,13 +33,14 @@ export function revocationRoutes(app: App, deps: RevocationRouteDeps): void {
       schema: {
         summary: 'Token revocation (RFC 7009): only the client the token was issued to may revoke it',
         tags: ['oauth'],
+        security: CLIENT_AUTHENTICATION,
+        ...CLIENT_AUTHENTICATION_METHODS,
         consumes: ['application/x-www-form-urlencoded'],
         body: TokenHintBody,
         response: {
           // RFC 7009 §2.2: the body is empty and the client ignores it.
-          200: Type.Unsafe<undefined>({ description: 'The token is revoked, or there was nothing this client could revoke' }),
-          400: OAuthErrorSchema,
-          401: OAuthErrorSchema,
+          200: Type.Unsafe<undefined>({ type: 'null', description: 'The token is revoked, or there was nothing this client could revoke' }),
+          ...oauthErrorResponses,
         },
       },
     },

@@ -1,18 +1,21 @@
 import { Type } from 'typebox'
-import { PageQuery, ProblemSchema } from '../../platform/http/schemas.js'
+import { PageOf, PageQuery, named, problemResponses, ref } from '../../platform/http/schemas.js'
 import type { App } from '../../platform/http/types.js'
 import type { Scopes } from './scopes.js'
 
-const ScopeSchema = Type.Object({
-  name: Type.String(),
-  description: Type.String(),
-  kind: Type.Enum(['oidc', 'custom'], { description: 'oidc scopes exist in every account and cannot be deleted' }),
-  created_at: Type.String({ format: 'date-time' }),
-  updated_at: Type.String({ format: 'date-time' }),
-})
+const ScopeSchema = named(
+  'Scope',
+  Type.Object({
+    name: Type.String(),
+    description: Type.String(),
+    kind: Type.Enum(['oidc', 'custom'], { description: 'oidc scopes exist in every account and cannot be deleted' }),
+    created_at: Type.String({ format: 'date-time' }),
+    updated_at: Type.String({ format: 'date-time' }),
+  }),
+)
+export const scopeSchemas = [ScopeSchema]
 const Description = Type.String({ maxLength: 1000 })
 const ScopeParams = Type.Object({ accountId: Type.String(), name: Type.String({ minLength: 1, maxLength: 128 }) })
-const errors = { '4xx': ProblemSchema }
 
 export function scopeRoutes(app: App, scopes: Scopes): void {
   app.post(
@@ -24,7 +27,7 @@ export function scopeRoutes(app: App, scopes: Scopes): void {
         summary: 'Registers a scope',
         tags: ['scopes'],
         body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 128 }), description: Type.Optional(Description) }, { additionalProperties: false }),
-        response: { 201: ScopeSchema, ...errors },
+        response: { 201: ref(ScopeSchema, 'The scope'), ...problemResponses },
       },
     },
     async (request, reply) => reply.status(201).send(await scopes.create(request.account.id, request.body.name, request.body.description ?? '')),
@@ -34,14 +37,14 @@ export function scopeRoutes(app: App, scopes: Scopes): void {
     '/oauth/scopes',
     {
       config: { scope: 'herald:clients:read' },
-      schema: { summary: "Lists the account's scopes by name", tags: ['scopes'], querystring: PageQuery, response: { 200: Type.Object({ data: Type.Array(ScopeSchema), next_cursor: Type.Union([Type.String(), Type.Null()]) }), ...errors } },
+      schema: { summary: "Lists the account's scopes by name", tags: ['scopes'], querystring: PageQuery, response: { 200: PageOf(ref(ScopeSchema), 'A page of scopes'), ...problemResponses } },
     },
     async (request) => scopes.list(request.account.id, request.query.limit, request.query.cursor),
   )
 
   app.get(
     '/oauth/scopes/:name',
-    { config: { scope: 'herald:clients:read' }, schema: { summary: 'Reads a scope', tags: ['scopes'], params: ScopeParams, response: { 200: ScopeSchema, ...errors } } },
+    { config: { scope: 'herald:clients:read' }, schema: { summary: 'Reads a scope', tags: ['scopes'], params: ScopeParams, response: { 200: ref(ScopeSchema, 'The scope'), ...problemResponses } } },
     async (request) => scopes.get(request.account.id, request.params.name),
   )
 
@@ -55,7 +58,7 @@ export function scopeRoutes(app: App, scopes: Scopes): void {
         tags: ['scopes'],
         params: ScopeParams,
         body: Type.Object({ description: Description }, { additionalProperties: false }),
-        response: { 200: ScopeSchema, ...errors },
+        response: { 200: ref(ScopeSchema, 'The scope as changed'), ...problemResponses },
       },
     },
     async (request) => scopes.update(request.account.id, request.params.name, request.body.description),
@@ -65,7 +68,7 @@ export function scopeRoutes(app: App, scopes: Scopes): void {
     '/oauth/scopes/:name',
     {
       config: { scope: 'herald:scopes:write' },
-      schema: { summary: 'Deletes a scope no client allows any more', tags: ['scopes'], params: ScopeParams, response: { 204: Type.Null(), ...errors } },
+      schema: { summary: 'Deletes a scope no client allows any more', tags: ['scopes'], params: ScopeParams, response: { 204: Type.Null({ description: 'The scope is deleted' }), ...problemResponses } },
     },
     async (request, reply) => {
       await scopes.delete(request.account.id, request.params.name)

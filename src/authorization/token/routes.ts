@@ -9,7 +9,9 @@ import { TurnBatch } from '../../platform/turn-batch.js'
 import type { ClientAuthentication } from './client-authentication.js'
 import type { RegisteredClient } from '../clients/client-store.js'
 import { GRANTS, type GrantHandler, tokenResponseJson } from './grants.js'
-import { OAUTH_BODY_LIMIT, OAuthErrorSchema, TokenRequestBody, TokenResponseSchema, resourcesOf } from './token-request.js'
+import { CLIENT_AUTHENTICATION, CLIENT_AUTHENTICATION_METHODS } from '../../platform/http/openapi.js'
+import { oauthErrorResponses } from '../../platform/http/schemas.js'
+import { OAUTH_BODY_LIMIT, TokenRequestBody, TokenResponseSchema, resourcesOf } from './token-request.js'
 
 const JSON_CONTENT_TYPE = 'application/json; charset=utf-8'
 
@@ -41,9 +43,11 @@ export function tokenRoutes(app: App, deps: TokenRouteDeps): void {
       schema: {
         summary: 'Token endpoint',
         tags: ['oauth'],
+        security: CLIENT_AUTHENTICATION,
+        ...CLIENT_AUTHENTICATION_METHODS,
         consumes: ['application/x-www-form-urlencoded'],
         body: TokenRequestBody,
-        response: { 200: TokenResponseSchema, 400: OAuthErrorSchema, 401: OAuthErrorSchema },
+        response: { 200: TokenResponseSchema, ...oauthErrorResponses },
       },
     },
     (request, reply) => {

@@ -5,8 +5,8 @@ export const OAUTH_BODY_LIMIT = 16 * 1024
 
 /** How a client may authenticate in the body of any OAuth request (RFC 6749 §2.3.1, RFC 7523 §2.2). */
 export const ClientCredentialFields = {
-  client_id: Type.Optional(Type.String()),
-  client_secret: Type.Optional(Type.String()),
+  client_id: Type.Optional(Type.String({ description: 'client_secret_post, or the client an assertion names (optional then)' })),
+  client_secret: Type.Optional(Type.String({ description: 'client_secret_post: the secret in the body rather than in HTTP Basic' })),
   client_assertion_type: Type.Optional(Type.String({ description: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer (RFC 7523)' })),
   client_assertion: Type.Optional(Type.String({ description: 'A JWT signed with a key of the client (private_key_jwt)' })),
 }
@@ -26,17 +26,15 @@ export const TokenRequestBody = Type.Object(
 )
 export type TokenRequestBody = Static<typeof TokenRequestBody>
 
-export const TokenResponseSchema = Type.Object({
-  access_token: Type.String(),
-  token_type: Type.Literal('Bearer'),
-  expires_in: Type.Integer({ description: 'Seconds until the access token expires' }),
-  scope: Type.String(),
-})
-
-export const OAuthErrorSchema = Type.Object({
-  error: Type.String(),
-  error_description: Type.Optional(Type.String()),
-})
+export const TokenResponseSchema = Type.Object(
+  {
+    access_token: Type.String(),
+    token_type: Type.Literal('Bearer'),
+    expires_in: Type.Integer({ description: 'Seconds until the access token expires' }),
+    scope: Type.String(),
+  },
+  { description: 'The access token (RFC 6749 §5.1)' },
+)
 
 const NO_RESOURCES: readonly string[] = Object.freeze([])
 

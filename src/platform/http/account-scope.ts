@@ -3,6 +3,7 @@ import type { Account, Accounts } from '../accounts/accounts.js'
 import { andThen } from '../cache/awaitable.js'
 import type { ManagementAuth, ManagementPrincipal } from '../management-auth/management-auth.js'
 import type { ManagementScope } from '../management-auth/scopes.js'
+import { PUBLIC } from './openapi.js'
 import { ProblemError } from './problems.js'
 import { appendHook, awaitableHook } from './route-hooks.js'
 import type { App } from './types.js'
@@ -31,10 +32,14 @@ export interface AccountScopeDeps {
  */
 export async function accountScope(app: App, deps: AccountScopeDeps): Promise<void> {
   // Only routes that require a scope get the check (public routes, the token endpoint among them, pay
-  // nothing for it), and the OpenAPI document shows which scope each one needs.
+  // nothing for it), and the OpenAPI document shows which scope each one needs. A route without one is public
+  // unless it names its own requirement (the OAuth endpoints' client authentication).
   app.addHook('onRoute', (route) => {
     const scope = route.config?.scope
-    if (scope === undefined) return
+    if (scope === undefined) {
+      route.schema = { ...route.schema, security: route.schema?.security ?? PUBLIC }
+      return
+    }
     route.schema = { ...route.schema, security: [{ managementToken: [scope] }] }
     route.preHandler = appendHook(route.preHandler, async (request: FastifyRequest) => {
       request.principal = await deps.managementAuth.authenticate(request.account, request.issuer, request.headers.authorization, scope)

@@ -36,10 +36,13 @@ export function installErrorHandling(app: FastifyInstance): void {
     return sendProblem(reply, toProblem(error, request))
   })
 
-  app.setNotFoundHandler((request, reply) => {
-    const path = request.url.split('?')[0] ?? '/'
-    return sendProblem(reply, new ProblemError('route_not_found', `No route for ${request.method} ${path}`))
-  })
+  app.setNotFoundHandler((request, reply) => sendProblem(reply, routeNotFound(request)))
+}
+
+/** The answer to a request no route takes. */
+export function routeNotFound(request: FastifyRequest): ProblemError {
+  const path = request.url.split('?')[0] ?? '/'
+  return new ProblemError('route_not_found', `No route for ${request.method} ${path}`)
 }
 
 export function sendProblem(reply: FastifyReply, problem: ProblemError): FastifyReply {

@@ -7,7 +7,7 @@ import type { DB } from '../storage/schema.js'
 import { longestSignedTokenLifetime, type SettingsStore } from '../settings/settings.js'
 import type { KeyStore } from './key-store.js'
 import { JWKS_MAX_AGE_SECONDS } from './policy.js'
-import { ProblemSchema } from '../http/schemas.js'
+import { named, problemResponses, ref } from '../http/schemas.js'
 
 export interface KeyRouteDeps {
   db: Kysely<DB>
@@ -16,16 +16,24 @@ export interface KeyRouteDeps {
   clock: Clock
 }
 
-const KeySchema = Type.Object({
-  kid: Type.String(),
-  alg: Type.Enum(['ES256', 'RS256']),
-  status: Type.Enum(['upcoming', 'signing', 'retiring', 'retired', 'revoked']),
-  created_at: Type.String({ format: 'date-time' }),
-  signs_from: Type.String({ format: 'date-time' }),
-  retires_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-  published_until: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-  revoked_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-})
+const KeySchema = named(
+  'Key',
+  Type.Object(
+    {
+      kid: Type.String(),
+      alg: Type.Enum(['ES256', 'RS256']),
+      status: Type.Enum(['upcoming', 'signing', 'retiring', 'retired', 'revoked']),
+      created_at: Type.String({ format: 'date-time' }),
+      signs_from: Type.String({ format: 'date-time' }),
+      retires_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+      published_until: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+      revoked_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    },
+    { description: 'A signing key of the account and its lifecycle' },
+  ),
+)
+export const keySchemas = [KeySchema]
+const KeyList = (description: string) => Type.Object({ data: Type.Array(ref(KeySchema)) }, { description })
 
 const JwkSchema = Type.Object({}, { additionalProperties: true })
 
@@ -38,7 +46,7 @@ export function keyRoutes(app: App, deps: KeyRouteDeps): void {
 
   app.get(
     '/.well-known/jwks.json',
-    { schema: { summary: "The account's public signing keys (RFC 7517)", tags: ['keys'], response: { 200: Type.Object({ keys: Type.Array(JwkSchema) }) } } },
+    { schema: { summary: "The account's public signing keys (RFC 7517)", tags: ['keys'], response: { 200: Type.Object({ keys: Type.Array(JwkSchema) }, { description: 'The JWK set (RFC 7517 §5)' }), ...problemResponses } } },
     async (request, reply) => {
       const keys = await deps.keys.keysOf(request.account.id)
       const published = keys?.published(deps.clock.now()) ?? []
@@ -52,7 +60,7 @@ export function keyRoutes(app: App, deps: KeyRouteDeps): void {
     '/keys',
     {
       config: { scope: 'herald:keys:write' },
-      schema: { summary: "Lists the account's signing keys and their lifecycle", tags: ['keys'], response: { 200: Type.Object({ data: Type.Array(KeySchema) }), '4xx': ProblemSchema } },
+      schema: { summary: "Lists the account's signing keys and their lifecycle", tags: ['keys'], response: { 200: KeyList("The account's keys"), ...problemResponses } },
     },
     async (request) => ({ data: await deps.keys.list(request.account.id) }),
   )
@@ -64,7 +72,7 @@ export function keyRoutes(app: App, deps: KeyRouteDeps): void {
       schema: {
         summary: 'Rotates the signing keys: the new ones are published now and sign once cached JWKS have expired',
         tags: ['keys'],
-        response: { 200: Type.Object({ data: Type.Array(KeySchema) }), '4xx': ProblemSchema },
+        response: { 200: KeyList("The account's keys after the rotation"), ...problemResponses },
       },
     },
     async (request) => {
@@ -82,7 +90,7 @@ export function keyRoutes(app: App, deps: KeyRouteDeps): void {
         summary: 'Revokes a key at once (a compromised key): it leaves the JWKS and signs nothing more',
         tags: ['keys'],
         params: Type.Object({ accountId: Type.String(), kid: Type.String({ maxLength: 64 }) }),
-        response: { 200: KeySchema, '4xx': ProblemSchema },
+        response: { 200: ref(KeySchema, 'The revoked key'), ...problemResponses },
       },
     },
     async (request) => {

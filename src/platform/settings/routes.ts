@@ -1,7 +1,7 @@
 import { Type } from 'typebox'
 import type { Kysely } from 'kysely'
 import { notFound } from '../http/problems.js'
-import { ProblemSchema } from '../http/schemas.js'
+import { named, problemResponses, ref } from '../http/schemas.js'
 import type { App } from '../http/types.js'
 import type { DB } from '../storage/schema.js'
 import { transaction } from '../storage/transaction.js'
@@ -28,14 +28,14 @@ const SettingsFields = {
   webhook_disable_after: Type.Integer({ ...WEBHOOK_BOUNDS.webhook_disable_after, description: 'Seconds an endpoint may keep failing, without one success, before it is disabled' }),
 }
 
-export const SettingsSchema = Type.Object(SettingsFields)
+const SettingsSchema = named('Settings', Type.Object(SettingsFields, { description: "The account's token lifetimes, signing algorithm and webhook delivery settings" }))
+export const settingsSchemas = [SettingsSchema]
 const SettingsPatch = Type.Partial(Type.Object(SettingsFields), { additionalProperties: false, minProperties: 1 })
 
 export function settingsRoutes(app: App, deps: { db: Kysely<DB>; settings: SettingsStore }): void {
-  const errors = { '4xx': ProblemSchema }
   app.get(
     '/settings',
-    { config: { scope: 'herald:settings:write' }, schema: { summary: "The account's token and webhook settings", tags: ['settings'], response: { 200: SettingsSchema, ...errors } } },
+    { config: { scope: 'herald:settings:write' }, schema: { summary: "The account's token and webhook settings", tags: ['settings'], response: { 200: ref(SettingsSchema, "The account's settings"), ...problemResponses } } },
     async (request) => {
       const settings = await deps.settings.read(deps.db, request.account.id)
       if (!settings) throw notFound('The account settings')
@@ -48,7 +48,7 @@ export function settingsRoutes(app: App, deps: { db: Kysely<DB>; settings: Setti
     {
       config: { scope: 'herald:settings:write' },
       bodyLimit: 4096,
-      schema: { summary: "Changes the account's token and webhook settings; new tokens and delivery attempts follow them at once", tags: ['settings'], body: SettingsPatch, response: { 200: SettingsSchema, ...errors } },
+      schema: { summary: "Changes the account's token and webhook settings; new tokens and delivery attempts follow them at once", tags: ['settings'], body: SettingsPatch, response: { 200: ref(SettingsSchema, 'The settings as changed'), ...problemResponses } },
     },
     async (request) => transaction(deps.db, (tx) => deps.settings.update(tx, request.account.id, request.body)),
   )

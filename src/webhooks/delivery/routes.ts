@@ -1,6 +1,6 @@
 import { Type } from 'typebox'
 import { rfc3339ToEpochMs } from '../../platform/clock.js'
-import { PageOf, PageQuery, ProblemSchema } from '../../platform/http/schemas.js'
+import { PageOf, PageQuery, named, problemResponses, ref } from '../../platform/http/schemas.js'
 import type { App } from '../../platform/http/types.js'
 import type { Deliveries } from './deliveries.js'
 
@@ -19,18 +19,22 @@ const DeliveryFields = {
   next_attempt_at: Type.Union([Timestamp, Type.Null()], { description: 'When a pending delivery is next attempted (while in flight: when its lease ends)' }),
   created_at: Timestamp,
 }
-const DeliverySchema = Type.Object(DeliveryFields)
-const AttemptSchema = Type.Object({
-  number: Type.Integer(),
-  started_at: Timestamp,
-  duration_ms: Type.Union([Type.Integer(), Type.Null()]),
-  response_status: Type.Union([Type.Integer(), Type.Null()]),
-  error: Type.Union([Type.String(), Type.Null()], { description: 'timeout, refused, dns, tls, blocked_address, reset, response_too_large, network or worker_lost' }),
-  response_excerpt: Type.Union([Type.String(), Type.Null()], { description: 'The first KiB of the response body' }),
-})
+const DeliverySchema = named('Delivery', Type.Object(DeliveryFields))
+const AttemptSchema = named(
+  'Attempt',
+  Type.Object({
+    number: Type.Integer(),
+    started_at: Timestamp,
+    duration_ms: Type.Union([Type.Integer(), Type.Null()]),
+    response_status: Type.Union([Type.Integer(), Type.Null()]),
+    error: Type.Union([Type.String(), Type.Null()], { description: 'timeout, refused, dns, tls, blocked_address, reset, response_too_large, network or worker_lost' }),
+    response_excerpt: Type.Union([Type.String(), Type.Null()], { description: 'The first KiB of the response body' }),
+  }),
+)
+const DeliveryWithAttemptsSchema = named('DeliveryWithAttempts', Type.Object({ ...DeliveryFields, attempts: Type.Array(ref(AttemptSchema)) }))
+export const deliverySchemas = [DeliverySchema, AttemptSchema, DeliveryWithAttemptsSchema]
 const Params = Type.Object({ accountId: Type.String(), deliveryId: Type.String({ maxLength: 64 }) })
 const IdFilter = Type.String({ maxLength: 64 })
-const errors = { '4xx': ProblemSchema }
 const tags = ['webhook deliveries']
 
 export function deliveryRoutes(app: App, deliveries: Deliveries): void {
@@ -50,7 +54,7 @@ export function deliveryRoutes(app: App, deliveries: Deliveries): void {
           since: Type.Optional(Type.String({ format: 'date-time', description: 'Created at or after' })),
           until: Type.Optional(Type.String({ format: 'date-time', description: 'Created before' })),
         }),
-        response: { 200: PageOf(DeliverySchema), ...errors },
+        response: { 200: PageOf(ref(DeliverySchema), 'A page of deliveries'), ...problemResponses },
       },
     },
     async (request) => {
@@ -61,13 +65,13 @@ export function deliveryRoutes(app: App, deliveries: Deliveries): void {
 
   app.get(
     '/webhooks/deliveries/:deliveryId',
-    { config: { scope: 'herald:webhooks:read' }, schema: { summary: 'Reads a delivery with every attempt', tags, params: Params, response: { 200: Type.Object({ ...DeliveryFields, attempts: Type.Array(AttemptSchema) }), ...errors } } },
+    { config: { scope: 'herald:webhooks:read' }, schema: { summary: 'Reads a delivery with every attempt', tags, params: Params, response: { 200: ref(DeliveryWithAttemptsSchema, 'The delivery and every attempt, first to last'), ...problemResponses } } },
     async (request) => deliveries.get(request.account.id, request.params.deliveryId),
   )
 
   app.post(
     '/webhooks/deliveries/:deliveryId/retry',
-    { config: { scope: 'herald:webhooks:write' }, schema: { summary: 'Attempts the delivery again now; while its endpoint is disabled, holds it until the endpoint is enabled', tags, params: Params, response: { 202: DeliverySchema, ...errors } } },
+    { config: { scope: 'herald:webhooks:write' }, schema: { summary: 'Attempts the delivery again now; while its endpoint is disabled, holds it until the endpoint is enabled', tags, params: Params, response: { 202: ref(DeliverySchema, 'The delivery, queued or held'), ...problemResponses } } },
     async (request, reply) => reply.status(202).send(await deliveries.retry(request.account.id, request.params.deliveryId)),
   )
 }

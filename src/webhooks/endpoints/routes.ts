@@ -1,24 +1,27 @@
 import { Type } from 'typebox'
 import { rfc3339ToEpochMs } from '../../platform/clock.js'
-import { PageOf, PageQuery, ProblemSchema } from '../../platform/http/schemas.js'
+import { PageOf, PageQuery, named, problemResponses, ref } from '../../platform/http/schemas.js'
 import type { App } from '../../platform/http/types.js'
 import type { RecoveryJobs } from '../delivery/recovery-jobs.js'
 import type { Endpoints } from './endpoints.js'
 
 const Timestamp = Type.String({ format: 'date-time' })
-const EndpointSchema = Type.Object({
-  id: Type.String(),
-  url: Type.String(),
-  description: Type.String(),
-  status: Type.Enum(['active', 'disabled']),
-  disabled_reason: Type.Union([Type.Enum(['manual', 'failing', 'gone']), Type.Null()], { description: 'manual: by the account; failing: failed continuously for webhook_disable_after; gone: answered 410' }),
-  disabled_at: Type.Union([Timestamp, Type.Null()]),
-  metadata: Type.Record(Type.String(), Type.String()),
-  rate_limit: Type.Union([Type.Integer(), Type.Null()]),
-  max_in_flight: Type.Integer(),
-  created_at: Timestamp,
-  updated_at: Timestamp,
-})
+const EndpointSchema = named(
+  'Endpoint',
+  Type.Object({
+    id: Type.String(),
+    url: Type.String(),
+    description: Type.String(),
+    status: Type.Enum(['active', 'disabled']),
+    disabled_reason: Type.Union([Type.Enum(['manual', 'failing', 'gone']), Type.Null()], { description: 'manual: by the account; failing: failed continuously for webhook_disable_after; gone: answered 410' }),
+    disabled_at: Type.Union([Timestamp, Type.Null()]),
+    metadata: Type.Record(Type.String(), Type.String()),
+    rate_limit: Type.Union([Type.Integer(), Type.Null()]),
+    max_in_flight: Type.Integer(),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  }),
+)
 const SecretText = Type.String({ maxLength: 200, description: 'whsec_ followed by the base64 of 24 to 64 random bytes' })
 const Fields = {
   url: Type.String({ minLength: 1, maxLength: 2048, description: 'https, and not a private, loopback or link-local address (see HERALD_WEBHOOK_ALLOWED_CIDRS)' }),
@@ -42,48 +45,51 @@ const RotateBody = Type.Object(
   { secret: Type.Optional(SecretText), overlap_seconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 7 * 24 * 3600, description: 'How long the old secret keeps signing beside the new one (default 86400)' })) },
   { additionalProperties: false },
 )
-const JobSchema = Type.Object({
-  id: Type.String(),
-  kind: Type.Literal('recover'),
-  endpoint_id: Type.String(),
-  since: Timestamp,
-  status: Type.Enum(['pending', 'done']),
-  requeued: Type.Integer({ description: 'Failed deliveries queued again so far' }),
-  created_at: Timestamp,
-  finished_at: Type.Union([Timestamp, Type.Null()]),
-})
+const JobSchema = named(
+  'RecoveryJob',
+  Type.Object({
+    id: Type.String(),
+    kind: Type.Literal('recover'),
+    endpoint_id: Type.String(),
+    since: Timestamp,
+    status: Type.Enum(['pending', 'done']),
+    requeued: Type.Integer({ description: 'Failed deliveries queued again so far' }),
+    created_at: Timestamp,
+    finished_at: Type.Union([Timestamp, Type.Null()]),
+  }),
+)
+export const endpointSchemas = [EndpointSchema, JobSchema]
 const Params = Type.Object({ accountId: Type.String(), endpointId: Type.String({ maxLength: 64 }) })
-const errors = { '4xx': ProblemSchema }
 const tags = ['webhook endpoints']
 
 export function endpointRoutes(app: App, endpoints: Endpoints, jobs: RecoveryJobs): void {
   app.post(
     '/webhooks/endpoints',
-    { config: { scope: 'herald:webhooks:write' }, bodyLimit: 32 * 1024, schema: { summary: 'Adds an endpoint', tags, body: CreateBody, response: { 201: EndpointSchema, ...errors } } },
+    { config: { scope: 'herald:webhooks:write' }, bodyLimit: 32 * 1024, schema: { summary: 'Adds an endpoint', tags, body: CreateBody, response: { 201: ref(EndpointSchema, 'The endpoint'), ...problemResponses } } },
     async (request, reply) => reply.status(201).send(await endpoints.create(request.account.id, request.body)),
   )
 
   app.get(
     '/webhooks/endpoints',
-    { config: { scope: 'herald:webhooks:read' }, schema: { summary: "Lists the account's endpoints, oldest first", tags, querystring: PageQuery, response: { 200: PageOf(EndpointSchema), ...errors } } },
+    { config: { scope: 'herald:webhooks:read' }, schema: { summary: "Lists the account's endpoints, oldest first", tags, querystring: PageQuery, response: { 200: PageOf(ref(EndpointSchema), 'A page of endpoints'), ...problemResponses } } },
     async (request) => endpoints.list(request.account.id, request.query.limit, request.query.cursor),
   )
 
   app.get(
     '/webhooks/endpoints/:endpointId',
-    { config: { scope: 'herald:webhooks:read' }, schema: { summary: 'Reads an endpoint', tags, params: Params, response: { 200: EndpointSchema, ...errors } } },
+    { config: { scope: 'herald:webhooks:read' }, schema: { summary: 'Reads an endpoint', tags, params: Params, response: { 200: ref(EndpointSchema, 'The endpoint'), ...problemResponses } } },
     async (request) => endpoints.get(request.account.id, request.params.endpointId),
   )
 
   app.patch(
     '/webhooks/endpoints/:endpointId',
-    { config: { scope: 'herald:webhooks:write' }, bodyLimit: 32 * 1024, schema: { summary: 'Changes an endpoint; status disables or enables it', tags, params: Params, body: PatchBody, response: { 200: EndpointSchema, ...errors } } },
+    { config: { scope: 'herald:webhooks:write' }, bodyLimit: 32 * 1024, schema: { summary: 'Changes an endpoint; status disables or enables it', tags, params: Params, body: PatchBody, response: { 200: ref(EndpointSchema, 'The endpoint as changed'), ...problemResponses } } },
     async (request) => endpoints.update(request.account.id, request.params.endpointId, request.body),
   )
 
   app.delete(
     '/webhooks/endpoints/:endpointId',
-    { config: { scope: 'herald:webhooks:write' }, schema: { summary: 'Deletes an endpoint and its subscriptions; its unfinished deliveries become cancelled', tags, params: Params, response: { 204: Type.Null(), ...errors } } },
+    { config: { scope: 'herald:webhooks:write' }, schema: { summary: 'Deletes an endpoint and its subscriptions; its unfinished deliveries become cancelled', tags, params: Params, response: { 204: Type.Null({ description: 'The endpoint is deleted' }), ...problemResponses } } },
     async (request, reply) => {
       await endpoints.delete(request.account.id, request.params.endpointId)
       return reply.status(204).send(null)
@@ -92,7 +98,7 @@ export function endpointRoutes(app: App, endpoints: Endpoints, jobs: RecoveryJob
 
   app.get(
     '/webhooks/endpoints/:endpointId/secret',
-    { config: { scope: 'herald:webhooks:write' }, schema: { summary: "Reveals the endpoint's signing secret", tags, params: Params, response: { 200: Type.Object({ secret: Type.String() }), ...errors } } },
+    { config: { scope: 'herald:webhooks:write' }, schema: { summary: "Reveals the endpoint's signing secret", tags, params: Params, response: { 200: Type.Object({ secret: Type.String() }, { description: 'The current signing secret' }), ...problemResponses } } },
     async (request) => endpoints.revealSecret(request.account.id, request.params.endpointId),
   )
 
@@ -106,7 +112,10 @@ export function endpointRoutes(app: App, endpoints: Endpoints, jobs: RecoveryJob
         tags,
         params: Params,
         body: RotateBody,
-        response: { 200: Type.Object({ secret: Type.String(), previous_secret_expires_at: Type.Union([Timestamp, Type.Null()]) }), ...errors },
+        response: {
+          200: Type.Object({ secret: Type.String(), previous_secret_expires_at: Type.Union([Timestamp, Type.Null()]) }, { description: 'The new secret, and when the previous one stops signing' }),
+          ...problemResponses,
+        },
       },
     },
     async (request) => endpoints.rotateSecret(request.account.id, request.params.endpointId, { secret: request.body.secret, overlapSeconds: request.body.overlap_seconds }),
@@ -122,7 +131,7 @@ export function endpointRoutes(app: App, endpoints: Endpoints, jobs: RecoveryJob
         tags,
         params: Params,
         body: Type.Object({ since: Timestamp }, { additionalProperties: false }),
-        response: { 202: JobSchema, ...errors },
+        response: { 202: ref(JobSchema, 'The recovery job, queued'), ...problemResponses },
       },
     },
     async (request, reply) => reply.status(202).send(await jobs.create(request.account.id, request.params.endpointId, rfc3339ToEpochMs(request.body.since))),
@@ -130,7 +139,7 @@ export function endpointRoutes(app: App, endpoints: Endpoints, jobs: RecoveryJob
 
   app.get(
     '/webhooks/jobs/:jobId',
-    { config: { scope: 'herald:webhooks:read' }, schema: { summary: 'Reads a recovery job', tags, params: Type.Object({ accountId: Type.String(), jobId: Type.String({ maxLength: 64 }) }), response: { 200: JobSchema, ...errors } } },
+    { config: { scope: 'herald:webhooks:read' }, schema: { summary: 'Reads a recovery job', tags, params: Type.Object({ accountId: Type.String(), jobId: Type.String({ maxLength: 64 }) }), response: { 200: ref(JobSchema, 'The recovery job'), ...problemResponses } } },
     async (request) => jobs.get(request.account.id, request.params.jobId),
   )
 }

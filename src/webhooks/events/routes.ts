@@ -1,5 +1,5 @@
 import { Type } from 'typebox'
-import { PageOf, PageQuery, ProblemSchema } from '../../platform/http/schemas.js'
+import { PageOf, PageQuery, named, problemResponses, ref } from '../../platform/http/schemas.js'
 import type { App } from '../../platform/http/types.js'
 import type { Events } from './events.js'
 import { MAX_TYPE_LENGTH } from './event-types.js'
@@ -7,14 +7,17 @@ import { MAX_TYPE_LENGTH } from './event-types.js'
 /** Published event bodies; documented in the README. Larger bodies are answered 413. */
 export const PUBLISH_BODY_LIMIT = 256 * 1024
 
-const EventSchema = Type.Object({
-  id: Type.String({ description: 'Also the webhook-id header of every delivery of the event' }),
-  type: Type.String(),
-  data: Type.Unknown(),
-  idempotency_key: Type.Union([Type.String(), Type.Null()]),
-  created_at: Type.String({ format: 'date-time' }),
-})
-const errors = { '4xx': ProblemSchema }
+const EventSchema = named(
+  'Event',
+  Type.Object({
+    id: Type.String({ description: 'Also the webhook-id header of every delivery of the event' }),
+    type: Type.String(),
+    data: Type.Unknown(),
+    idempotency_key: Type.Union([Type.String(), Type.Null()]),
+    created_at: Type.String({ format: 'date-time' }),
+  }),
+)
+export const eventSchemas = [EventSchema]
 const tags = ['webhook events']
 
 export function eventRoutes(app: App, events: Events): void {
@@ -35,7 +38,7 @@ export function eventRoutes(app: App, events: Events): void {
           },
           { additionalProperties: false },
         ),
-        response: { 200: EventSchema, 201: EventSchema, ...errors },
+        response: { 200: ref(EventSchema, 'The event first published with this idempotency_key'), 201: ref(EventSchema, 'The event, published'), ...problemResponses },
       },
     },
     async (request, reply) => {
@@ -52,7 +55,7 @@ export function eventRoutes(app: App, events: Events): void {
         summary: "Lists the account's events, newest first",
         tags,
         querystring: Type.Object({ ...PageQuery.properties, type: Type.Optional(Type.String({ maxLength: MAX_TYPE_LENGTH })) }),
-        response: { 200: PageOf(EventSchema), ...errors },
+        response: { 200: PageOf(ref(EventSchema), 'A page of events'), ...problemResponses },
       },
     },
     async (request) => events.list(request.account.id, request.query.limit, request.query.cursor, request.query.type),
@@ -60,7 +63,7 @@ export function eventRoutes(app: App, events: Events): void {
 
   app.get(
     '/webhooks/events/:eventId',
-    { config: { scope: 'herald:webhooks:read' }, schema: { summary: 'Reads an event', tags, params: Type.Object({ accountId: Type.String(), eventId: Type.String({ maxLength: 64 }) }), response: { 200: EventSchema, ...errors } } },
+    { config: { scope: 'herald:webhooks:read' }, schema: { summary: 'Reads an event', tags, params: Type.Object({ accountId: Type.String(), eventId: Type.String({ maxLength: 64 }) }), response: { 200: ref(EventSchema, 'The event'), ...problemResponses } } },
     async (request) => events.get(request.account.id, request.params.eventId),
   )
 
@@ -71,7 +74,10 @@ export function eventRoutes(app: App, events: Events): void {
       schema: {
         summary: "Every event type Herald emits, and the custom types the account has published",
         tags,
-        response: { 200: Type.Object({ data: Type.Array(Type.Object({ name: Type.String(), description: Type.String(), example: Type.Unknown(), custom: Type.Boolean() })) }), ...errors },
+        response: {
+          200: Type.Object({ data: Type.Array(Type.Object({ name: Type.String(), description: Type.String(), example: Type.Unknown(), custom: Type.Boolean() })) }, { description: 'The event types' }),
+          ...problemResponses,
+        },
       },
     },
     async (request) => ({ data: await events.types(request.account.id) }),

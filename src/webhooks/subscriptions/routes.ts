@@ -1,16 +1,19 @@
 import { Type } from 'typebox'
-import { PageOf, PageQuery, ProblemSchema } from '../../platform/http/schemas.js'
+import { PageOf, PageQuery, named, problemResponses, ref } from '../../platform/http/schemas.js'
 import type { App } from '../../platform/http/types.js'
 import type { Subscriptions } from './subscriptions.js'
 
-const SubscriptionSchema = Type.Object({
-  id: Type.String(),
-  endpoint_id: Type.String(),
-  event_types: Type.Array(Type.String()),
-  created_at: Type.String({ format: 'date-time' }),
-})
+const SubscriptionSchema = named(
+  'Subscription',
+  Type.Object({
+    id: Type.String(),
+    endpoint_id: Type.String(),
+    event_types: Type.Array(Type.String()),
+    created_at: Type.String({ format: 'date-time' }),
+  }),
+)
+export const subscriptionSchemas = [SubscriptionSchema]
 const Params = Type.Object({ accountId: Type.String(), subscriptionId: Type.String({ maxLength: 64 }) })
-const errors = { '4xx': ProblemSchema }
 const tags = ['webhook subscriptions']
 
 export function subscriptionRoutes(app: App, subscriptions: Subscriptions): void {
@@ -29,7 +32,7 @@ export function subscriptionRoutes(app: App, subscriptions: Subscriptions): void
           },
           { additionalProperties: false },
         ),
-        response: { 201: SubscriptionSchema, ...errors },
+        response: { 201: ref(SubscriptionSchema, 'The subscription'), ...problemResponses },
       },
     },
     async (request, reply) => reply.status(201).send(await subscriptions.create(request.account.id, request.body.endpoint_id, request.body.event_types)),
@@ -43,7 +46,7 @@ export function subscriptionRoutes(app: App, subscriptions: Subscriptions): void
         summary: "Lists the account's subscriptions, oldest first",
         tags,
         querystring: Type.Object({ ...PageQuery.properties, endpoint_id: Type.Optional(Type.String({ maxLength: 64 })) }),
-        response: { 200: PageOf(SubscriptionSchema), ...errors },
+        response: { 200: PageOf(ref(SubscriptionSchema), 'A page of subscriptions'), ...problemResponses },
       },
     },
     async (request) => subscriptions.list(request.account.id, request.query.limit, request.query.cursor, request.query.endpoint_id),
@@ -51,13 +54,13 @@ export function subscriptionRoutes(app: App, subscriptions: Subscriptions): void
 
   app.get(
     '/webhooks/subscriptions/:subscriptionId',
-    { config: { scope: 'herald:webhooks:read' }, schema: { summary: 'Reads a subscription', tags, params: Params, response: { 200: SubscriptionSchema, ...errors } } },
+    { config: { scope: 'herald:webhooks:read' }, schema: { summary: 'Reads a subscription', tags, params: Params, response: { 200: ref(SubscriptionSchema, 'The subscription'), ...problemResponses } } },
     async (request) => subscriptions.get(request.account.id, request.params.subscriptionId),
   )
 
   app.delete(
     '/webhooks/subscriptions/:subscriptionId',
-    { config: { scope: 'herald:webhooks:write' }, schema: { summary: 'Deletes a subscription', tags, params: Params, response: { 204: Type.Null(), ...errors } } },
+    { config: { scope: 'herald:webhooks:write' }, schema: { summary: 'Deletes a subscription', tags, params: Params, response: { 204: Type.Null({ description: 'The subscription is deleted' }), ...problemResponses } } },
     async (request, reply) => {
       await subscriptions.delete(request.account.id, request.params.subscriptionId)
       return reply.status(204).send(null)
