@@ -74,14 +74,18 @@ export interface Herald {
 export async function openHerald({ config, log, clock = systemClock }: HeraldOptions): Promise<Herald> {
   const box = resolveSecretBox(config, log)
   const database = openDatabase(config.database)
+  /** What has started so far, to stop if a later step fails. */
+  const started: Array<() => Promise<void>> = []
   try {
     const { adoptedPreBaseline } = await migrateToLatest(database)
     if (adoptedPreBaseline) log.info(`recorded the migrations of a development build as ${BASELINE}, whose schema they made`)
     const notifications = new Notifications(database, log)
     await notifications.start()
+    started.push(() => notifications.close())
     const invalidation = new CacheInvalidation(notifications, clock, CACHE_TTL_MS, config.cacheSize)
     const changeFeed = new ChangeFeed(database.db, database.features, clock, log, invalidation)
     await changeFeed.start()
+    started.push(() => changeFeed.stop())
     const outbox = new Outbox(notifications)
     const { db } = database
     const settings = new SettingsStore(db, clock, invalidation, outbox)
@@ -139,6 +143,7 @@ export async function openHerald({ config, log, clock = systemClock }: HeraldOpt
       },
     }
   } catch (error) {
+    for (const stop of started.reverse()) await stop()
     await database.close()
     throw error
   }

@@ -88,6 +88,21 @@ forEachDialect((dialect) => {
       }
     })
 
+    it('forgets everything only after a gap of more than half the retention', async () => {
+      const { feed, recorder } = await startFeed()
+      try {
+        clock.advance(CHANGE_RETENTION_MS / 2)
+        await append('within')
+        await feed.poll()
+        expect(recorder.told).toEqual(['client:within'])
+        clock.advance(CHANGE_RETENTION_MS / 2 + 1)
+        await feed.poll()
+        expect(recorder.told).toEqual(['client:within', '*'])
+      } finally {
+        await feed.stop()
+      }
+    })
+
     it('forgets everything after a gap longer than the log may keep, and prunes what is past it', async () => {
       const { feed, recorder } = await startFeed()
       try {

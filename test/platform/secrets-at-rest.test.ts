@@ -112,6 +112,21 @@ forEachDialect((dialect) => {
       expect(logs).not.toMatch(PRIVATE_JWK_MEMBER)
     })
 
+    it('refuses to sign with a private key that is not the pair of the public key its row publishes', async () => {
+      const other = await createAccount(h.current, 'mismatch')
+      const third = await createAccount(h.current, 'third')
+      const { db } = h.current.herald.database
+      const es256 = (accountId: string) => db.selectFrom('signing_keys').select(['id', 'public_jwk']).where('account_id', '=', accountId).where('alg', '=', 'ES256').executeTakeFirstOrThrow()
+      const [own, foreign] = await Promise.all([es256(other.id), es256(third.id)])
+      // Nothing has signed for the account yet: the pair is checked when its private key is first read.
+      await db.updateTable('signing_keys').set({ public_jwk: foreign.public_jwk }).where('id', '=', own.id).execute()
+      const refused = await call(`${other.base}/oauth/tokens`, 'POST', {
+        headers: { authorization: basicAuth(other.clientId, other.clientSecret) },
+        form: { grant_type: 'client_credentials' },
+      })
+      expect(refused.status).toBeGreaterThanOrEqual(500)
+    })
+
     it("refuses to sign with a sealed private key copied into another key's row", async () => {
       const other = await createAccount(h.current, 'swap')
       const { db } = h.current.herald.database

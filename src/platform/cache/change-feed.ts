@@ -1,4 +1,4 @@
-import { type Kysely, sql } from 'kysely'
+import { type Kysely, type RawBuilder, sql } from 'kysely'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Clock } from '../clock.js'
 import type { DialectFeatures } from '../storage/database.js'
@@ -31,6 +31,8 @@ interface LogReader {
   /** Takes the log's current end as the starting point: a process that just started has nothing cached. */
   start(): Promise<void>
   read(): Promise<Change[]>
+  /** Which changes older than `before` every reader has surely read, so that pruning them loses none. */
+  prunable(before: number): RawBuilder<boolean>
 }
 
 /**
@@ -80,7 +82,7 @@ export class ChangeFeed {
   /** Deletes at most `limit` changes older than the retention; for a Pruner. */
   prune(limit: number): Promise<number> {
     const before = this.clock.now() - CHANGE_RETENTION_MS
-    return deleteBatch(this.db, this.features, 'cache_changes', { condition: sql`changed_at < ${before}`, orderBy: 'changed_at', limit })
+    return deleteBatch(this.db, this.features, 'cache_changes', { condition: this.#reader.prunable(before), orderBy: 'changed_at', limit })
   }
 
   async #read(): Promise<number> {
@@ -119,6 +121,10 @@ class SequenceReader implements LogReader {
     this.#after = last ?? 0
   }
 
+  prunable(before: number): RawBuilder<boolean> {
+    return sql<boolean>`changed_at < ${before}`
+  }
+
   async read(): Promise<Change[]> {
     const rows = await this.db.selectFrom('cache_changes').select(['seq', 'topic', 'key']).where('seq', '>', this.#after).orderBy('seq').execute()
     this.#after = rows.at(-1)?.seq ?? this.#after
@@ -142,6 +148,17 @@ class SnapshotReader implements LogReader {
   async start(): Promise<void> {
     const { rows } = await sql<{ xmin: string }>`select pg_snapshot_xmin(pg_current_snapshot())::text as xmin`.execute(this.db)
     this.#fromXid = rows[0]?.xmin ?? '0'
+    // The xmin is the whole cluster's: a transaction open anywhere holds it back, behind changes committed already.
+    // Those precede this process's caches; read now, they are marked seen and never told.
+    await this.read()
+  }
+
+  /**
+   * Besides its age (by the writer's clock), a change's transaction must be older than every one still running: a
+   * transaction open for longer than the retention commits changes that are already "old".
+   */
+  prunable(before: number): RawBuilder<boolean> {
+    return sql<boolean>`changed_at < ${before} and txid < pg_snapshot_xmin(pg_current_snapshot())`
   }
 
   async read(): Promise<Change[]> {

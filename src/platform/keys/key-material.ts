@@ -2,7 +2,7 @@ import type { JWK } from 'jose'
 import { LRUCache } from 'lru-cache'
 import type { SigningAlg, SigningKeysTable } from '../storage/schema.js'
 import type { JwtSigner } from './material.js'
-import { importPrivateKey } from './material.js'
+import { importPrivateKey, isPairOf } from './material.js'
 import type { KeyTimeline } from './policy.js'
 
 /** A key row as the key sets are loaded: everything but the sealed private key, which is read when first needed. */
@@ -42,7 +42,11 @@ class KeyMaterial {
   /** Reads and imports the private key; concurrent callers share one read, and a failed one is tried again next time. */
   loadSigner(): Promise<JwtSigner> {
     this.#loading ??= this.readPrivateKey(this.accountId, this.kid).then(
-      (pem) => (this.#signer = { kid: this.kid, alg: this.alg, privateKey: importPrivateKey(pem) }),
+      (pem) => {
+        const privateKey = importPrivateKey(pem)
+        if (!isPairOf(privateKey, this.publicJwk)) throw new Error(`The private key of ${this.kid} is not the one its public key belongs to`)
+        return (this.#signer = { kid: this.kid, alg: this.alg, privateKey })
+      },
       (error: unknown) => {
         this.#loading = undefined
         throw error

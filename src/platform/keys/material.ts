@@ -1,6 +1,7 @@
 import {
   type KeyObject,
   createPrivateKey,
+  createPublicKey,
   generateKeyPair,
   sign,
 } from 'node:crypto'
@@ -39,6 +40,13 @@ export async function generateSigningKey(kid: string, alg: SigningAlg): Promise<
 
 export function importPrivateKey(pem: string): KeyObject {
   return createPrivateKey({ key: pem, format: 'pem' })
+}
+
+/** Whether `privateKey` is the private half of `publicJwk`: a mismatch would sign tokens no verifier can check. */
+export function isPairOf(privateKey: KeyObject, publicJwk: JWK): boolean {
+  const derived = createPublicKey(privateKey).export({ format: 'jwk' })
+  if (derived.kty !== publicJwk.kty) return false
+  return derived.kty === 'EC' ? derived.crv === publicJwk.crv && derived.x === publicJwk.x && derived.y === publicJwk.y : derived.n === publicJwk.n && derived.e === publicJwk.e
 }
 
 export interface JwtSigner {
