@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import pino from 'pino'
-import { type Herald, openHerald } from './herald.js'
+import { openHeraldCore } from './herald.js'
 import { accountCommands, type Command, keyCommands } from './cli/commands.js'
 import { parseArgs, UsageError } from './cli/args.js'
 import { ConfigError, loadConfig } from './platform/config.js'
@@ -48,10 +48,10 @@ async function main(argv: readonly string[]): Promise<number> {
   }
   const run = GROUPS[command]?.[sub ?? '']
   if (!run) throw new UsageError(`unknown command: ${[command, sub].filter(Boolean).join(' ')}`)
-  // CLI commands print their own results; only warnings belong on stderr.
   // Results go to stdout (so --json output stays parseable); warnings go to stderr.
   const log = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, pino.destination(2))
-  const herald: Herald = await openHerald({ config, log })
+  // Migrating, as `serve` does, keeps `herald migrate` optional: an account may be created before any server ran.
+  const herald = await openHeraldCore({ config, log })
   try {
     await run(herald, args, (line) => console.log(line))
   } finally {

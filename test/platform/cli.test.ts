@@ -6,6 +6,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import SQLite from 'better-sqlite3'
 import { createRemoteJWKSet, jwtVerify } from 'jose'
+import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { SecretBox } from '../../src/platform/crypto/secret-box.js'
 import { looksLikeId } from '../../src/platform/ids.js'
@@ -206,6 +207,39 @@ describe.each(dialects)('herald CLI on %s', (dialect) => {
     expect(run.code).toBe(0)
     expect(run.stdout).toMatch(USAGE)
   })
+
+  // Only PostgreSQL has a listening connection to look for; the command is held in its transaction meanwhile.
+  if (dialect === 'postgres') {
+    it('runs a command without a server\'s background work: no LISTEN connection while it runs', async () => {
+      // Two connections: pg_stat_activity, read inside a transaction, keeps showing what it showed first.
+      const holder = new pg.Client({ connectionString: env.DATABASE_URL })
+      const observer = new pg.Client({ connectionString: env.DATABASE_URL })
+      await Promise.all([holder.connect(), observer.connect()])
+      try {
+        await holder.query('begin')
+        await holder.query('select 1 from accounts where id = $1 for update', [created.account.id])
+        const running = herald(['accounts', 'disable', '--account', created.account.id], env, cwd)
+        let exited = false
+        void running.then(() => (exited = true))
+        const deadline = Date.now() + 20_000
+        for (;;) {
+          const { rows } = await observer.query<{ n: number }>("select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'")
+          if (rows[0]?.n) break
+          if (exited || Date.now() > deadline) throw new Error(`the command never waited for the account's row lock: ${JSON.stringify(await running)}`)
+          await new Promise((resolve) => setTimeout(resolve, 10))
+        }
+        const { rows: listening } = await observer.query<{ query: string }>(
+          "select query from pg_stat_activity where datname = current_database() and query ilike 'listen %'",
+        )
+        expect(listening).toEqual([])
+        await holder.query('commit')
+        const run = await running
+        expect(run.code, run.stderr).toBe(0)
+      } finally {
+        await Promise.all([holder.end(), observer.end()])
+      }
+    })
+  }
 })
 
 describe('herald CLI configuration', () => {
