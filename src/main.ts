@@ -29,7 +29,7 @@ const GROUPS: Record<string, Record<string, Command>> = { accounts: accountComma
 async function main(argv: readonly string[]): Promise<number> {
   const args = parseArgs(argv)
   const [command = 'serve', sub] = args.positionals
-  if (args.flags.has('help') || command === 'help') {
+  if (args.flags.help || command === 'help') {
     console.log(USAGE)
     return 0
   }

@@ -8,7 +8,7 @@ import { type ParsedArgs, UsageError, requireFlag } from './args.js'
 export type Command = (herald: HeraldCore, args: ParsedArgs, out: (line: string) => void) => Promise<void>
 
 function printJsonOr(args: ParsedArgs, out: (line: string) => void, value: unknown, human: () => string[]): void {
-  if (args.flags.get('json') === true) out(JSON.stringify(value, null, 2))
+  if (args.flags.json) out(JSON.stringify(value, null, 2))
   else for (const line of human()) out(line)
 }
 
