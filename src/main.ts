@@ -1,10 +1,9 @@
 #!/usr/bin/env node
-import pino from 'pino'
 import { openHeraldCore } from './herald.js'
 import { accountCommands, type Command, keyCommands } from './cli/commands.js'
 import { parseArgs, UsageError } from './cli/args.js'
 import { ConfigError, loadConfig } from './platform/config.js'
-import { createLogger } from './platform/logger.js'
+import { createLogger, logDestination } from './platform/logger.js'
 import { ProblemError } from './platform/http/problems.js'
 import { migrateToLatest } from './platform/storage/migrate.js'
 import { openDatabase } from './platform/storage/database.js'
@@ -49,7 +48,7 @@ async function main(argv: readonly string[]): Promise<number> {
   const run = GROUPS[command]?.[sub ?? '']
   if (!run) throw new UsageError(`unknown command: ${[command, sub].filter(Boolean).join(' ')}`)
   // Results go to stdout (so --json output stays parseable); warnings go to stderr.
-  const log = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, pino.destination(2))
+  const log = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, logDestination(2))
   // Migrating, as `serve` does, keeps `herald migrate` optional: an account may be created before any server ran.
   const herald = await openHeraldCore({ config, log })
   try {

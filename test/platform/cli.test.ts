@@ -27,8 +27,12 @@ interface Run {
 
 /** Runs the built CLI with exactly `env` (no inherited variables but PATH), in `cwd`. */
 function herald(args: string[], env: Record<string, string>, cwd: string): Promise<Run> {
+  return execute(process.execPath, [MAIN, ...args], env, cwd)
+}
+
+function execute(file: string, args: string[], env: Record<string, string>, cwd: string): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [MAIN, ...args], { cwd, env: { PATH: process.env.PATH ?? '', ...env }, timeout: 30_000 }, (error, stdout, stderr) => {
+    execFile(file, args, { cwd, env: { PATH: process.env.PATH ?? '', ...env }, timeout: 30_000 }, (error, stdout, stderr) => {
       const code = error ? (typeof error.code === 'number' ? error.code : null) : 0
       resolve({ code, stdout, stderr })
     })
@@ -316,6 +320,20 @@ describe('herald CLI configuration', () => {
         for (const row of rows) expect(box.open(row.private_key, `signing_keys:${row.account_id}:${row.id}`)).toContain('-----BEGIN PRIVATE KEY-----')
       } finally {
         connection.close()
+      }
+    })
+
+    it('writes readable log lines, not JSON, when they go to a terminal', async () => {
+      const terminalDir = tempDir()
+      try {
+        // script(1) runs the command on a pseudo-terminal and copies what it writes there to its own stdout.
+        const command = `'${process.execPath}' '${MAIN}' accounts list`
+        const run = await execute('script', ['-qec', command, '/dev/null'], { DATABASE_URL: `sqlite:${path.join(terminalDir, 'herald.db')}` }, terminalDir)
+        expect(run.code, run.stderr).toBe(0)
+        expect(run.stdout).toMatch(/WARN.*HERALD_SECRET_KEY is not set/)
+        expect(run.stdout).not.toContain('"level"')
+      } finally {
+        rmSync(terminalDir, { recursive: true, force: true })
       }
     })
 
