@@ -18,6 +18,7 @@ import { Outbox } from './platform/events/outbox.js'
 import { Notifications } from './platform/notifications/notifications.js'
 import { type Clock, systemClock } from './platform/clock.js'
 import type { Config } from './platform/config.js'
+import type { SecretBox } from './platform/crypto/secret-box.js'
 import { resolveSecretBox } from './platform/crypto/master-key.js'
 import { CorsOrigins } from './platform/http/cors.js'
 import { KeyStore } from './platform/keys/key-store.js'
@@ -41,20 +42,32 @@ export interface HeraldOptions {
   clock?: Clock
 }
 
-/** Every long-lived part of Herald, wired once; the HTTP server and the CLI commands both use it. */
-export interface Herald {
+/**
+ * What the operator commands (`herald accounts …`, `herald keys rotate`) work on: the accounts, their settings, keys
+ * and clients, on a migrated database. Nothing runs in the background: a write records its cache changes in its own
+ * transaction (the change log and, on PostgreSQL, a NOTIFY), which needs no listener.
+ */
+export interface HeraldCore {
   config: Config
   clock: Clock
   log: FastifyBaseLogger
   database: Database
+  /** Seals private keys and webhook secrets at rest. */
+  box: SecretBox
   notifications: Notifications
   invalidation: CacheInvalidation
-  /** Reads the cache change log every second: changes other processes made that no notification reported. */
-  changeFeed: ChangeFeed
+  outbox: Outbox
   accounts: Accounts
   settings: SettingsStore
   keys: KeyStore
   clients: ClientStore
+  close(): Promise<void>
+}
+
+/** Every long-lived part of a server process (`herald serve`, `herald worker`), wired once. */
+export interface Herald extends HeraldCore {
+  /** Reads the cache change log every second: changes other processes made that no notification reported. */
+  changeFeed: ChangeFeed
   clientAdmin: Clients
   revocations: TokenRevocations
   /** Housekeeping on timers: each deletes rows no longer needed, in bounded batches. */
@@ -67,84 +80,94 @@ export interface Herald {
   outbound: Agent
   clientAuthentication: ClientAuthentication
   webhooks: Webhooks
-  close(): Promise<void>
+  /**
+   * Starts the notification listener, the change feed and the pruners. The delivery worker is started apart
+   * (`webhooks.worker.start()`), once the process serves.
+   */
+  startBackgroundWork(): Promise<void>
 }
 
-/** Opens the database, applies pending migrations and wires the services. */
-export async function openHerald({ config, log, clock = systemClock }: HeraldOptions): Promise<Herald> {
+/** Opens the database, applies pending migrations and wires what account administration needs; starts nothing. */
+export async function openHeraldCore({ config, log, clock = systemClock }: HeraldOptions): Promise<HeraldCore> {
   const box = resolveSecretBox(config, log)
   const database = openDatabase(config.database)
-  /** What has started so far, to stop if a later step fails. */
-  const started: Array<() => Promise<void>> = []
   try {
     const { adoptedPreBaseline } = await migrateToLatest(database)
     if (adoptedPreBaseline) log.info(`recorded the migrations of a development build as ${BASELINE}, whose schema they made`)
-    const notifications = new Notifications(database, log)
-    await notifications.start()
-    started.push(() => notifications.close())
-    const invalidation = new CacheInvalidation(notifications, clock, CACHE_TTL_MS, config.cacheSize)
-    const changeFeed = new ChangeFeed(database.db, database.features, clock, log, invalidation)
-    await changeFeed.start()
-    started.push(() => changeFeed.stop())
-    const outbox = new Outbox(notifications)
-    const { db } = database
-    const settings = new SettingsStore(db, clock, invalidation, outbox)
-    const keys = new KeyStore(db, box, clock, invalidation, outbox, config.cacheSize)
-    const clients = new ClientStore(db, clock, invalidation)
-    const provisioning = new AuthorizationProvisioning(clients, clock)
-    const accounts = new Accounts(db, clock, invalidation, settings, keys, provisioning, config.publicUrl)
-    const revocations = new TokenRevocations(db, database.features, outbox)
-    const accessTokens = new AccessTokenVerifier(keys, clients, revocations, clock, config.cacheSize)
-    const managementAuth = new ManagementAuth(accessTokens)
-    const corsOrigins = new CorsOrigins(clients, invalidation)
-    const clientAdmin = new Clients(db, clients, clock, outbox, { allowHttp: config.allowHttpOutbound, allowedCidrs: config.webhookAllowedCidrs })
-    const outbound = createGuardedAgent({ allowedCidrs: config.webhookAllowedCidrs })
-    const keySets = new ClientKeySets(outbound, clock, log, { allowHttp: config.allowHttpOutbound })
-    const assertionReplay = new AssertionReplay(db, database.features, clock)
-    const clientAuthentication = new ClientAuthentication(clients, new ClientAssertions(keySets, assertionReplay, clock, log))
-    const scopes = new Scopes(db, clients, clock, outbox)
-    const webhooks = openWebhooks({ config, database, box, clock, log, notifications, invalidation, outbox, settings, outbound })
-    const pruners = {
-      revocations: new Pruner('expired token revocations', (limit) => revocations.pruneExpired(clock.now() - PRUNE_GRACE_MS, limit), log),
-      assertionIds: new Pruner('used client assertion ids', (limit) => assertionReplay.pruneExpired(limit), log),
-      cacheChanges: new Pruner('old cache changes', (limit) => changeFeed.prune(limit), log),
-      ...webhooks.pruners,
-    }
-    for (const pruner of Object.values(pruners)) pruner.start()
-    return {
-      config,
-      clock,
-      log,
-      database,
-      notifications,
-      invalidation,
-      changeFeed,
-      accounts,
-      settings,
-      keys,
-      clients,
-      clientAdmin,
-      revocations,
-      pruners,
-      accessTokens,
-      corsOrigins,
-      scopes,
-      managementAuth,
-      outbound,
-      clientAuthentication,
-      webhooks,
-      async close() {
-        await webhooks.worker.stop()
-        await Promise.all(Object.values(pruners).map((pruner) => pruner.stop()))
-        await changeFeed.stop()
-        await outbound.close()
-        await notifications.close()
-        await database.close()
-      },
-    }
   } catch (error) {
-    for (const stop of started.reverse()) await stop()
     await database.close()
     throw error
+  }
+  const { db } = database
+  const notifications = new Notifications(database, log)
+  const invalidation = new CacheInvalidation(notifications, clock, CACHE_TTL_MS, config.cacheSize)
+  const outbox = new Outbox(notifications)
+  const settings = new SettingsStore(db, clock, invalidation, outbox)
+  const keys = new KeyStore(db, box, clock, invalidation, outbox, config.cacheSize)
+  const clients = new ClientStore(db, clock, invalidation)
+  const accounts = new Accounts(db, clock, invalidation, settings, keys, new AuthorizationProvisioning(clients, clock), config.publicUrl)
+  return {
+    config,
+    clock,
+    log,
+    database,
+    box,
+    notifications,
+    invalidation,
+    outbox,
+    accounts,
+    settings,
+    keys,
+    clients,
+    async close() {
+      await notifications.close()
+      await database.close()
+    },
+  }
+}
+
+/** The core and everything the API and the delivery workers add to it; `startBackgroundWork` sets it running. */
+export async function openHerald(options: HeraldOptions): Promise<Herald> {
+  const core = await openHeraldCore(options)
+  const { config, clock, log, database, box, notifications, invalidation, outbox, settings, clients, keys } = core
+  const { db } = database
+  const changeFeed = new ChangeFeed(db, database.features, clock, log, invalidation)
+  const revocations = new TokenRevocations(db, database.features, outbox)
+  const accessTokens = new AccessTokenVerifier(keys, clients, revocations, clock, config.cacheSize)
+  const outbound = createGuardedAgent({ allowedCidrs: config.webhookAllowedCidrs })
+  const keySets = new ClientKeySets(outbound, clock, log, { allowHttp: config.allowHttpOutbound })
+  const assertionReplay = new AssertionReplay(db, database.features, clock)
+  const webhooks = openWebhooks({ config, database, box, clock, log, notifications, invalidation, outbox, settings, outbound })
+  const pruners = {
+    revocations: new Pruner('expired token revocations', (limit) => revocations.pruneExpired(clock.now() - PRUNE_GRACE_MS, limit), log),
+    assertionIds: new Pruner('used client assertion ids', (limit) => assertionReplay.pruneExpired(limit), log),
+    cacheChanges: new Pruner('old cache changes', (limit) => changeFeed.prune(limit), log),
+    ...webhooks.pruners,
+  }
+  return {
+    ...core,
+    changeFeed,
+    clientAdmin: new Clients(db, clients, clock, outbox, { allowHttp: config.allowHttpOutbound, allowedCidrs: config.webhookAllowedCidrs }),
+    revocations,
+    pruners,
+    accessTokens,
+    corsOrigins: new CorsOrigins(clients, invalidation),
+    scopes: new Scopes(db, clients, clock, outbox),
+    managementAuth: new ManagementAuth(accessTokens),
+    outbound,
+    clientAuthentication: new ClientAuthentication(clients, new ClientAssertions(keySets, assertionReplay, clock, log)),
+    webhooks,
+    async startBackgroundWork() {
+      await notifications.start()
+      await changeFeed.start()
+      for (const pruner of Object.values(pruners)) pruner.start()
+    },
+    async close() {
+      await webhooks.worker.stop()
+      await Promise.all(Object.values(pruners).map((pruner) => pruner.stop()))
+      await changeFeed.stop()
+      await outbound.close()
+      await core.close()
+    },
   }
 }

@@ -1,10 +1,9 @@
 #!/usr/bin/env node
-import pino from 'pino'
-import { type Herald, openHerald } from './herald.js'
+import { openHeraldCore } from './herald.js'
 import { accountCommands, type Command, keyCommands } from './cli/commands.js'
 import { parseArgs, UsageError } from './cli/args.js'
 import { ConfigError, loadConfig } from './platform/config.js'
-import { createLogger } from './platform/logger.js'
+import { createLogger, logDestination } from './platform/logger.js'
 import { ProblemError } from './platform/http/problems.js'
 import { migrateToLatest } from './platform/storage/migrate.js'
 import { BASELINE } from './platform/storage/migrations/index.js'
@@ -30,7 +29,7 @@ const GROUPS: Record<string, Record<string, Command>> = { accounts: accountComma
 async function main(argv: readonly string[]): Promise<number> {
   const args = parseArgs(argv)
   const [command = 'serve', sub] = args.positionals
-  if (args.flags.has('help') || command === 'help') {
+  if (args.flags.help || command === 'help') {
     console.log(USAGE)
     return 0
   }
@@ -50,10 +49,10 @@ async function main(argv: readonly string[]): Promise<number> {
   }
   const run = GROUPS[command]?.[sub ?? '']
   if (!run) throw new UsageError(`unknown command: ${[command, sub].filter(Boolean).join(' ')}`)
-  // CLI commands print their own results; only warnings belong on stderr.
   // Results go to stdout (so --json output stays parseable); warnings go to stderr.
-  const log = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, pino.destination(2))
-  const herald: Herald = await openHerald({ config, log })
+  const log = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, logDestination(2))
+  // Migrating, as `serve` does, keeps `herald migrate` optional: an account may be created before any server ran.
+  const herald = await openHeraldCore({ config, log })
   try {
     await run(herald, args, (line) => console.log(line))
   } finally {

@@ -1,35 +1,38 @@
-/** Minimal flag parsing for the `herald` CLI: `--name value`, `--name=value` and boolean `--json`. */
+import { parseArgs as parseArgv } from 'node:util'
+
+/** Every flag of the `herald` CLI; each command requires those it needs (`requireFlag`). */
+const OPTIONS = {
+  name: { type: 'string' },
+  account: { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const
+
 export interface ParsedArgs {
   positionals: string[]
-  flags: Map<string, string | true>
+  flags: { name?: string; account?: string; json?: boolean; help?: boolean }
 }
-
-export function parseArgs(argv: readonly string[]): ParsedArgs {
-  const positionals: string[] = []
-  const flags = new Map<string, string | true>()
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] as string
-    if (!arg.startsWith('--')) {
-      positionals.push(arg)
-      continue
-    }
-    const [name, inline] = arg.slice(2).split(/=(.*)/s, 2) as [string, string | undefined]
-    const next = argv[i + 1]
-    if (inline !== undefined) flags.set(name, inline)
-    else if (next !== undefined && !next.startsWith('--') && !BOOLEAN_FLAGS.has(name)) {
-      flags.set(name, next)
-      i++
-    } else flags.set(name, true)
-  }
-  return { positionals, flags }
-}
-
-const BOOLEAN_FLAGS = new Set(['json', 'help'])
 
 export class UsageError extends Error {}
 
-export function requireFlag(args: ParsedArgs, name: string): string {
-  const value = args.flags.get(name)
-  if (typeof value !== 'string' || value.trim() === '') throw new UsageError(`--${name} is required`)
+/** `--name value`, `--name=value` and the booleans `--json` and `--help`; an unknown or malformed flag is a UsageError. */
+export function parseArgs(argv: readonly string[]): ParsedArgs {
+  try {
+    const { positionals, values } = parseArgv({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true })
+    return { positionals, flags: values }
+  } catch (error) {
+    if (isParseArgsError(error)) throw new UsageError(error.message)
+    throw error
+  }
+}
+
+/** node:util's parseArgs reports a bad command line with these codes (ERR_PARSE_ARGS_UNKNOWN_OPTION, …). */
+function isParseArgsError(error: unknown): error is Error {
+  return error instanceof TypeError && 'code' in error && typeof error.code === 'string' && error.code.startsWith('ERR_PARSE_ARGS_')
+}
+
+export function requireFlag(args: ParsedArgs, name: 'name' | 'account'): string {
+  const value = args.flags[name]
+  if (value === undefined || value.trim() === '') throw new UsageError(`--${name} is required`)
   return value
 }

@@ -1,14 +1,14 @@
 import type { AccountView } from '../platform/accounts/accounts.js'
-import type { Herald } from '../herald.js'
+import type { HeraldCore } from '../herald.js'
 import { transaction } from '../platform/storage/transaction.js'
 import { longestSignedTokenLifetime } from '../platform/settings/settings.js'
 import { type ParsedArgs, UsageError, requireFlag } from './args.js'
 
-/** A CLI command that works on an opened Herald and prints its result. */
-export type Command = (herald: Herald, args: ParsedArgs, out: (line: string) => void) => Promise<void>
+/** A CLI command that works on the accounts and prints its result. */
+export type Command = (herald: HeraldCore, args: ParsedArgs, out: (line: string) => void) => Promise<void>
 
 function printJsonOr(args: ParsedArgs, out: (line: string) => void, value: unknown, human: () => string[]): void {
-  if (args.flags.get('json') === true) out(JSON.stringify(value, null, 2))
+  if (args.flags.json) out(JSON.stringify(value, null, 2))
   else for (const line of human()) out(line)
 }
 

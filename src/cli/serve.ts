@@ -14,6 +14,7 @@ export async function serve(config: Config): Promise<number> {
   surviveStrayDatabaseErrors(log)
   const herald = await openHerald({ config, log })
   try {
+    await herald.startBackgroundWork()
     const app = await buildServer(herald)
     await app.listen({ port: config.port, host: config.host })
     herald.webhooks.worker.start()
@@ -36,6 +37,7 @@ export async function work(config: Config): Promise<number> {
   surviveStrayDatabaseErrors(log)
   const herald = await openHerald({ config, log })
   try {
+    await herald.startBackgroundWork()
     const server = config.workerPort === undefined ? undefined : await buildWorkerServer(herald)
     const address = await server?.listen({ port: config.workerPort, host: config.host })
     herald.webhooks.worker.start()

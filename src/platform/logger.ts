@@ -1,12 +1,24 @@
 import pino, { type Bindings, type ChildLoggerOptions, type DestinationStream } from 'pino'
+import pretty from 'pino-pretty'
 import type { FastifyBaseLogger } from 'fastify'
 import type { LogLevel } from './config.js'
+
+/**
+ * Where a process writes its log lines on `fd` (stdout or stderr): JSON lines, one per entry, for whatever collects
+ * them, or pino-pretty's readable lines when that output is a terminal, where a person reads them.
+ */
+export function logDestination(fd: 1 | 2): DestinationStream {
+  const output = fd === 1 ? process.stdout : process.stderr
+  if (!output.isTTY) return pino.destination(fd)
+  // Synchronous like pino.destination, so the last lines before an exit are written.
+  return pretty({ destination: fd, sync: true, colorize: output.hasColors(), translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' })
+}
 
 /**
  * The process logger. Credentials must never reach a log line: request headers are not logged by default,
  * and these paths are redacted wherever a caller logs an object that happens to carry them.
  */
-export function createLogger(level: LogLevel, destination?: DestinationStream): FastifyBaseLogger {
+export function createLogger(level: LogLevel, destination: DestinationStream = logDestination(1)): FastifyBaseLogger {
   return pino(
     {
     level,

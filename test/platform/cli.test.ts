@@ -6,6 +6,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import SQLite from 'better-sqlite3'
 import { createRemoteJWKSet, jwtVerify } from 'jose'
+import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { SecretBox } from '../../src/platform/crypto/secret-box.js'
 import { looksLikeId } from '../../src/platform/ids.js'
@@ -26,8 +27,12 @@ interface Run {
 
 /** Runs the built CLI with exactly `env` (no inherited variables but PATH), in `cwd`. */
 function herald(args: string[], env: Record<string, string>, cwd: string): Promise<Run> {
+  return execute(process.execPath, [MAIN, ...args], env, cwd)
+}
+
+function execute(file: string, args: string[], env: Record<string, string>, cwd: string): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [MAIN, ...args], { cwd, env: { PATH: process.env.PATH ?? '', ...env }, timeout: 30_000 }, (error, stdout, stderr) => {
+    execFile(file, args, { cwd, env: { PATH: process.env.PATH ?? '', ...env }, timeout: 30_000 }, (error, stdout, stderr) => {
       const code = error ? (typeof error.code === 'number' ? error.code : null) : 0
       resolve({ code, stdout, stderr })
     })
@@ -206,6 +211,39 @@ describe.each(dialects)('herald CLI on %s', (dialect) => {
     expect(run.code).toBe(0)
     expect(run.stdout).toMatch(USAGE)
   })
+
+  // Only PostgreSQL has a listening connection to look for; the command is held in its transaction meanwhile.
+  if (dialect === 'postgres') {
+    it('runs a command without a server\'s background work: no LISTEN connection while it runs', async () => {
+      // Two connections: pg_stat_activity, read inside a transaction, keeps showing what it showed first.
+      const holder = new pg.Client({ connectionString: env.DATABASE_URL })
+      const observer = new pg.Client({ connectionString: env.DATABASE_URL })
+      await Promise.all([holder.connect(), observer.connect()])
+      try {
+        await holder.query('begin')
+        await holder.query('select 1 from accounts where id = $1 for update', [created.account.id])
+        const running = herald(['accounts', 'disable', '--account', created.account.id], env, cwd)
+        let exited = false
+        void running.then(() => (exited = true))
+        const deadline = Date.now() + 20_000
+        for (;;) {
+          const { rows } = await observer.query<{ n: number }>("select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'")
+          if (rows[0]?.n) break
+          if (exited || Date.now() > deadline) throw new Error(`the command never waited for the account's row lock: ${JSON.stringify(await running)}`)
+          await new Promise((resolve) => setTimeout(resolve, 10))
+        }
+        const { rows: listening } = await observer.query<{ query: string }>(
+          "select query from pg_stat_activity where datname = current_database() and query ilike 'listen %'",
+        )
+        expect(listening).toEqual([])
+        await holder.query('commit')
+        const run = await running
+        expect(run.code, run.stderr).toBe(0)
+      } finally {
+        await Promise.all([holder.end(), observer.end()])
+      }
+    })
+  }
 })
 
 describe('herald CLI configuration', () => {
@@ -282,6 +320,20 @@ describe('herald CLI configuration', () => {
         for (const row of rows) expect(box.open(row.private_key, `signing_keys:${row.account_id}:${row.id}`)).toContain('-----BEGIN PRIVATE KEY-----')
       } finally {
         connection.close()
+      }
+    })
+
+    it('writes readable log lines, not JSON, when they go to a terminal', async () => {
+      const terminalDir = tempDir()
+      try {
+        // script(1) runs the command on a pseudo-terminal and copies what it writes there to its own stdout.
+        const command = `'${process.execPath}' '${MAIN}' accounts list`
+        const run = await execute('script', ['-qec', command, '/dev/null'], { DATABASE_URL: `sqlite:${path.join(terminalDir, 'herald.db')}` }, terminalDir)
+        expect(run.code, run.stderr).toBe(0)
+        expect(run.stdout).toMatch(/WARN.*HERALD_SECRET_KEY is not set/)
+        expect(run.stdout).not.toContain('"level"')
+      } finally {
+        rmSync(terminalDir, { recursive: true, force: true })
       }
     })
 

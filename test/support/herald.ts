@@ -102,6 +102,7 @@ export async function startHerald(dialect: DialectName, options: StartOptions = 
   })
   const clock = new TestClock(shared?.clock.now())
   const herald = await openHerald({ config, log: createLogger(config.logLevel, sink), clock })
+  await herald.startBackgroundWork()
   const app = await buildServer(herald)
   await app.listen({ port, host: '127.0.0.1' })
   if (options.worker ?? true) {
