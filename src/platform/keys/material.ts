@@ -78,7 +78,7 @@ function encodedHeader(signer: JwtSigner, typ: string): string {
  * A compact JWS of `payloadJson`, the claims already as JSON text. A JWS ES256 signature is the raw r||s pair (RFC
  * 7518 §3.4): OpenSSL answers DER, converted here rather than by node:crypto's `dsaEncoding: 'ieee-p1363'`, which
  * reads the curve's order through OpenSSL's legacy EC_KEY interface and so makes every key keep a second, legacy
- * copy of itself (about 1.7 KB more per key, ten thousand accounts' keys included).
+ * copy of itself.
  */
 export function signJwt(signer: JwtSigner, typ: string, payloadJson: string): string {
   const input = `${encodedHeader(signer, typ)}.${Buffer.from(payloadJson).toString('base64url')}`
