@@ -626,7 +626,7 @@ function deliveryRow(accountId, endpointId, now) {
 /**
  * The statements the worker's writes come down to, with `p(i)` making the dialect's i-th placeholder: a
  * claim's lease UPDATE (no indexed column changes) and its count in webhook_leases, a completion's fenced
- * UPDATE … FROM a list of rows (DeliveryQueue#applyQuery binds the rows as one JSON parameter; here they are a
+ * UPDATE … FROM a list of rows (applyPlans in completion-statements.ts binds the rows as one JSON parameter; here they are a
  * VALUES list), its attempts INSERT and the end of the lease's count.
  */
 function floorSql(n, p) {

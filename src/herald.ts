@@ -131,12 +131,12 @@ export async function openHerald(options: HeraldOptions): Promise<Herald> {
   const core = await openHeraldCore(options)
   const { config, clock, log, database, box, notifications, invalidation, outbox, settings, clients, keys } = core
   const { db } = database
-  const changeFeed = new ChangeFeed(db, database.features, clock, log, invalidation)
-  const revocations = new TokenRevocations(db, database.features, outbox)
+  const changeFeed = new ChangeFeed(db, database.dialect, clock, log, invalidation)
+  const revocations = new TokenRevocations(db, database.dialect, outbox)
   const accessTokens = new AccessTokenVerifier(keys, clients, revocations, clock, config.cacheSize)
   const outbound = createGuardedAgent({ allowedCidrs: config.webhookAllowedCidrs })
   const keySets = new ClientKeySets(outbound, clock, log, { allowHttp: config.allowHttpOutbound })
-  const assertionReplay = new AssertionReplay(db, database.features, clock)
+  const assertionReplay = new AssertionReplay(db, database.dialect, clock)
   const webhooks = openWebhooks({ config, database, box, clock, log, notifications, invalidation, outbox, settings, outbound })
   const pruners = {
     revocations: new Pruner('expired token revocations', (limit) => revocations.pruneExpired(clock.now() - PRUNE_GRACE_MS, limit), log),

@@ -1,10 +1,10 @@
 import { type Kysely, type RawBuilder, sql } from 'kysely'
 import type { Clock } from '../platform/clock.js'
-import type { DialectFeatures } from '../platform/storage/database.js'
+import type { SqlDialect } from '../platform/storage/dialects/index.js'
 import type { DB } from '../platform/storage/schema.js'
-import { deleteBatch } from '../platform/storage/delete-batch.js'
-import { jsonRows } from '../platform/storage/json-rows.js'
 import { transaction } from '../platform/storage/transaction.js'
+import { retentionSearchFor } from './sql/index.js'
+import type { RetentionSearch } from './sql/retention-search.js'
 
 /** An event pruneEvents read past retention, and whether deliveries still refer to it (1) or not (0). */
 interface EventRead {
@@ -17,34 +17,6 @@ interface EventRead {
 const DAY_MS = 24 * 3600 * 1000
 /** No account keeps anything for less than this: a delivery finished since then is never deleted. */
 const SHORTEST_RETENTION_MS = DAY_MS
-
-/** A search of one table, account by account; `r` is the table's row, `s` the account's settings row. */
-interface AccountSearch {
-  table: 'webhook_deliveries' | 'events'
-  columns: RawBuilder<unknown>
-  condition: RawBuilder<unknown>
-  /** An index that starts with the account continues with these columns. */
-  order: RawBuilder<unknown>
-  limit: number
-  /** Joined to the settings row, for `condition` to use. */
-  join?: RawBuilder<unknown>
-}
-
-/**
- * Up to `limit` rows of a table past retention, found account by account: each account's rows are read from its
- * oldest on an index by account and time, up to the edge of its retention, so a run reads the rows it deletes and
- * few others, however many rows are still kept. On PostgreSQL the order is spelled out so that the planner can walk
- * the index and stop at the limit (with some statistics it sorts the account's rows past retention instead, which
- * still reads nothing within retention); SQLite runs a CROSS JOIN with its left table outermost and walks the index
- * in order by itself.
- */
-function searchPastRetention<Row>(features: DialectFeatures, search: AccountSearch): RawBuilder<Row> {
-  const accounts = sql`account_settings as s ${search.join ?? sql``}`
-  const rows = sql`${sql.table(search.table)} as r where r.account_id = s.account_id and ${search.condition}`
-  return features.lateralJoins
-    ? sql<Row>`select p.* from ${accounts} cross join lateral (select ${search.columns} from ${rows} order by ${search.order} limit ${search.limit}) as p limit ${search.limit}`
-    : sql<Row>`select ${search.columns} from ${accounts} cross join ${rows} limit ${search.limit}`
-}
 
 /** The instant before which an account's rows are past retention; bigint arithmetic, as days in ms overflow int4. */
 function retentionStart(now: number): RawBuilder<number> {
@@ -60,17 +32,20 @@ function retentionStart(now: number): RawBuilder<number> {
 export class WebhookRetention {
   /** Per account, the event (created_at, id) pruneEvents read last; see there. */
   readonly #eventCursors = new Map<string, [number, string]>()
+  readonly #search: RetentionSearch
 
   constructor(
     private readonly db: Kysely<DB>,
-    private readonly features: DialectFeatures,
+    private readonly dialect: SqlDialect,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    this.#search = retentionSearchFor(dialect)
+  }
 
   async pruneDeliveries(limit: number): Promise<number> {
     const now = this.clock.now()
     return transaction(this.db, async (tx) => {
-      const { rows } = await searchPastRetention<{ id: string }>(this.features, {
+      const { rows } = await this.#search.pastRetention<{ id: string }>({
         table: 'webhook_deliveries',
         columns: sql`r.id`,
         condition: sql`r.finished_at is not null and r.finished_at < ${retentionStart(now)}`,
@@ -95,7 +70,7 @@ export class WebhookRetention {
       const events = [...new Set(deleted.map((row) => row.event_id))].sort()
       // Locked first (PostgreSQL), so that of two processes deleting an event's last two deliveries at once, the
       // second asks once the first has committed, and sees that none is left; asked at once, both saw the other's.
-      if (this.features.rowLocks) await tx.db.selectFrom('events').select('id').where('id', 'in', events).orderBy('id').forUpdate().execute()
+      await this.dialect.lockForUpdate(tx.db.selectFrom('events').select('id').where('id', 'in', events).orderBy('id'))
       await tx.db
         .deleteFrom('events')
         .where('id', 'in', events)
@@ -114,9 +89,9 @@ export class WebhookRetention {
    */
   async pruneEvents(limit: number): Promise<number> {
     const now = this.clock.now()
-    const cursors = jsonRows(this.features, { account_id: 'text', created_at: 'bigint', id: 'text' }, [...this.#eventCursors].map(([accountId, [createdAt, id]]) => ({ account_id: accountId, created_at: createdAt, id })))
+    const cursors = this.dialect.jsonRows({ account_id: 'text', created_at: 'bigint', id: 'text' }, [...this.#eventCursors].map(([accountId, [createdAt, id]]) => ({ account_id: accountId, created_at: createdAt, id })))
     return transaction(this.db, async (tx) => {
-      const { rows: read } = await searchPastRetention<EventRead>(this.features, {
+      const { rows: read } = await this.#search.pastRetention<EventRead>({
         table: 'events',
         columns: sql`r.id, r.account_id, r.created_at, case when exists (select 1 from webhook_deliveries as d where d.event_id = r.id) then 1 else 0 end as kept`,
         // The cursor as a row comparison, which both dialects apply to the index (account_id, created_at, id).
@@ -154,10 +129,10 @@ export class WebhookRetention {
    * PostgreSQL a row that a completion holds is left to a later run, so that neither waits for the other.
    */
   async pruneLeases(limit: number): Promise<number> {
-    return deleteBatch(this.db, this.features, 'webhook_leases', { condition: sql`expires_at <= ${this.clock.now()}`, limit, skipLocked: true })
+    return this.dialect.deleteBatch(this.db, 'webhook_leases', { condition: sql`expires_at <= ${this.clock.now()}`, limit, skipLocked: true })
   }
 
   async pruneIdempotencyKeys(limit: number): Promise<number> {
-    return deleteBatch(this.db, this.features, 'event_idempotency_keys', { condition: sql`expires_at <= ${this.clock.now()}`, orderBy: 'expires_at', limit })
+    return this.dialect.deleteBatch(this.db, 'event_idempotency_keys', { condition: sql`expires_at <= ${this.clock.now()}`, orderBy: 'expires_at', limit })
   }
 }

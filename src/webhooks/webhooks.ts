@@ -52,27 +52,27 @@ export interface WebhookDeps {
 }
 
 export function openWebhooks({ config, database, box, clock, log, notifications, invalidation, outbox, settings, outbound }: WebhookDeps): Webhooks {
-  const { db, features } = database
+  const { db, dialect } = database
   const wake = new WakeSignal(notifications)
   // DESIGN: a lease outlasts the attempt's timeout and the flush that records it, with room to spare.
   const leaseMs = 2 * config.webhookTimeoutMs + 10 * DEFAULT_WORKER_OPTIONS.flushIntervalMs
   const workerOptions = { ...DEFAULT_WORKER_OPTIONS, leaseMs, concurrency: config.webhookConcurrency }
-  const store = new EndpointStore(db, box, invalidation)
+  const store = new EndpointStore(db, box, invalidation, dialect)
   // Batches of a status sweep are as large as the worker's other batches, with which they take turns.
-  const sweeps = new StatusSweeps(db, features, clock, wake, workerOptions.batch)
-  const endpoints = new Endpoints(db, features, store, clock, outbox, sweeps, wake, { allowHttp: config.allowHttpOutbound, allowedCidrs: config.webhookAllowedCidrs })
-  const fanOut = new FanOut(db, features, store, wake, clock)
-  const jobs = new RecoveryJobs(db, features, clock, wake)
-  const queue = new DeliveryQueue(db, features, clock, settings, endpoints, outbox)
+  const sweeps = new StatusSweeps(db, dialect, clock, wake, workerOptions.batch)
+  const endpoints = new Endpoints(db, dialect, store, clock, outbox, sweeps, wake, { allowHttp: config.allowHttpOutbound, allowedCidrs: config.webhookAllowedCidrs })
+  const fanOut = new FanOut(db, dialect, store, wake, clock)
+  const jobs = new RecoveryJobs(db, dialect, clock, wake)
+  const queue = new DeliveryQueue(db, dialect, clock, settings, endpoints, outbox)
   const metrics = new WebhookMetrics(db, clock)
   const sender = new Sender(outbound, clock, { ...DEFAULT_SENDER_OPTIONS, timeoutMs: config.webhookTimeoutMs })
   const worker = new DeliveryWorker(queue, fanOut, jobs, sweeps, store, sender, metrics, clock, log, wake, workerOptions)
-  const retention = new WebhookRetention(db, features, clock)
+  const retention = new WebhookRetention(db, dialect, clock)
   return {
     endpoints,
     subscriptions: new Subscriptions(db, store, clock),
-    events: new Events(db, fanOut, clock, features),
-    deliveries: new Deliveries(db, features, clock, wake),
+    events: new Events(db, fanOut, clock, dialect),
+    deliveries: new Deliveries(db, dialect, clock, wake),
     jobs,
     sweeps,
     worker,

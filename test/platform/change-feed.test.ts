@@ -36,7 +36,7 @@ forEachDialect((dialect) => {
 
     async function startFeed(): Promise<{ feed: ChangeFeed; recorder: Recorder }> {
       const recorder = new Recorder()
-      const feed = new ChangeFeed(database.db, database.features, clock, createLogger('silent'), recorder)
+      const feed = new ChangeFeed(database.db, database.dialect, clock, createLogger('silent'), recorder)
       await feed.start()
       return { feed, recorder }
     }

@@ -1,6 +1,5 @@
 import { sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
-import { jsonRows } from '../../src/platform/storage/json-rows.js'
 import { forEachDialect, useBareDatabase } from '../support/herald.js'
 
 const COLUMNS = { id: 'text', n: 'integer', at: 'bigint', note: 'text' } as const
@@ -10,7 +9,7 @@ forEachDialect((dialect) => {
     const database = useBareDatabase(dialect)
 
     const read = async (rows: ReadonlyArray<Record<keyof typeof COLUMNS, string | number | null>>) =>
-      (await sql<Record<string, unknown>>`select id, n, at, note from ${jsonRows(database().features, COLUMNS, rows)} as r order by id`.execute(database().db)).rows
+      (await sql<Record<string, unknown>>`select id, n, at, note from ${database().dialect.jsonRows(COLUMNS, rows)} as r order by id`.execute(database().db)).rows
 
     it('reads back every row with its types: text, integers, millisecond timestamps and nulls', async () => {
       const rows = [
@@ -26,12 +25,12 @@ forEachDialect((dialect) => {
     })
 
     it('keeps one statement text whatever the number of rows', () => {
-      const text = (count: number) => sql`select * from ${jsonRows(database().features, COLUMNS, Array.from({ length: count }, (_, i) => ({ id: String(i), n: i, at: i, note: null })))} as r`.compile(database().db).sql
+      const text = (count: number) => sql`select * from ${database().dialect.jsonRows(COLUMNS, Array.from({ length: count }, (_, i) => ({ id: String(i), n: i, at: i, note: null })))} as r`.compile(database().db).sql
       expect(text(1)).toBe(text(500))
     })
 
     it('refuses a column name that is not a plain identifier', () => {
-      expect(() => jsonRows(database().features, { 'id"; drop table accounts; --': 'text' }, [])).toThrow(/not a plain column name/)
+      expect(() => database().dialect.jsonRows({ 'id"; drop table accounts; --': 'text' }, [])).toThrow(/not a plain column name/)
     })
   })
 })

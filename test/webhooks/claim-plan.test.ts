@@ -30,7 +30,7 @@ forEachDialect((dialect) => {
     // The queue on a handle of its own, whose statements are recorded; Herald's is left as it is.
     const recorded = db.withPlugin({ transformQuery: ({ node }) => node, transformResult: async ({ result }) => result })
     const recorder = recordStatements(recorded)
-    const queue = new DeliveryQueue(recorded, herald.database.features, clock, herald.settings, herald.webhooks.endpoints, new Outbox(herald.notifications))
+    const queue = new DeliveryQueue(recorded, herald.database.dialect, clock, herald.settings, herald.webhooks.endpoints, new Outbox(herald.notifications))
     const claim = await queue.claim(20, 60_000, new Map())
     recorder.stop()
     expect(claim.deliveries).toHaveLength(20)

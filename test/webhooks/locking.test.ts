@@ -291,7 +291,7 @@ forEachDialect((dialect) => {
       const api = await webhookApi(account, idle.current.clock)
       const endpoints = [await subscribedEndpoint(api, 'http://127.0.0.1:9/one', ['a.*']), await subscribedEndpoint(api, 'http://127.0.0.1:9/two', ['a.*'])]
       const event = await api.post<{ id: string }>('/webhooks/events', { type: 'a.b', data: {} })
-      const { db, features } = idle.current.herald.database
+      const { db, dialect } = idle.current.herald.database
       const now = idle.current.clock.now()
       const finished = async (endpointId: string, daysAgo: number) => {
         const { id } = await db
@@ -310,7 +310,7 @@ forEachDialect((dialect) => {
       let pruned
       try {
         await holder.run(sql`select id from events where id = ${event.body.id} for update`)
-        pruned = new WebhookRetention(db, features, idle.current.clock).pruneDeliveries(1)
+        pruned = new WebhookRetention(db, dialect, idle.current.clock).pruneDeliveries(1)
         await lockWaiters(db, 1)
       } finally {
         await holder.commit()
@@ -484,7 +484,7 @@ forEachDialect((dialect) => {
     it('a claim leases nothing of an endpoint disabled after it looked at the endpoints, whose sweep has not reached its deliveries', async () => {
       const { account, endpoint, herald, db } = await newEndpoint()
       await insertBacklog(db, account.id, endpoint.id, 'pending', 10, herald.clock.now())
-      const queue = new DeliveryQueue(db, herald.database.features, herald.clock, herald.settings, herald.webhooks.endpoints, new Outbox(herald.notifications))
+      const queue = new DeliveryQueue(db, herald.database.dialect, herald.clock, herald.settings, herald.webhooks.endpoints, new Outbox(herald.notifications))
 
       // The claim reads the endpoints (active) and then waits to count its leases; meanwhile a disable commits, whose
       // sweep would hold the deliveries later. (Without asking again whether the endpoint is active, the claim leased

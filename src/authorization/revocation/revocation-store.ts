@@ -2,9 +2,7 @@ import { type Kysely, sql } from 'kysely'
 import type { RevocationLookup } from '../../platform/access-tokens/access-token-verifier.js'
 import type { Outbox } from '../../platform/events/outbox.js'
 import { Batcher, type ItemOutcome } from '../../platform/storage/batcher.js'
-import type { DialectFeatures } from '../../platform/storage/database.js'
-import { deleteBatch } from '../../platform/storage/delete-batch.js'
-import { jsonRows } from '../../platform/storage/json-rows.js'
+import type { SqlDialect } from '../../platform/storage/dialects/index.js'
 import type { DB } from '../../platform/storage/schema.js'
 import { transaction } from '../../platform/storage/transaction.js'
 
@@ -44,18 +42,18 @@ export class TokenRevocations implements RevocationLookup {
 
   constructor(
     private readonly db: Kysely<DB>,
-    private readonly features: DialectFeatures,
+    private readonly dialect: SqlDialect,
     private readonly outbox: Outbox,
   ) {
-    this.#lookups = new Batcher((keys) => this.#lookUp(features, keys), { concurrency: LOOKUP_CONCURRENCY, maxBatch: LOOKUP_BATCH })
+    this.#lookups = new Batcher((keys) => this.#lookUp(keys), { concurrency: LOOKUP_CONCURRENCY, maxBatch: LOOKUP_BATCH })
   }
 
   isRevoked(accountId: string, jti: string): Promise<boolean> {
     return this.#lookups.submit({ account_id: accountId, jti })
   }
 
-  async #lookUp(features: DialectFeatures, keys: readonly TokenKey[]): Promise<Array<ItemOutcome<boolean>>> {
-    const asked = jsonRows(features, { account_id: 'text', jti: 'text' }, keys)
+  async #lookUp(keys: readonly TokenKey[]): Promise<Array<ItemOutcome<boolean>>> {
+    const asked = this.dialect.jsonRows({ account_id: 'text', jti: 'text' }, keys)
     const { rows } = await sql<TokenKey>`
       select r.account_id, r.jti from token_revocations as r
       join ${asked} as k on k.account_id = r.account_id and k.jti = r.jti`.execute(this.db)
@@ -87,6 +85,6 @@ export class TokenRevocations implements RevocationLookup {
    * housekeeping, not a tenant's query.
    */
   async pruneExpired(before: number, limit: number): Promise<number> {
-    return deleteBatch(this.db, this.features, 'token_revocations', { condition: sql`expires_at <= ${before}`, orderBy: 'expires_at', limit })
+    return this.dialect.deleteBatch(this.db, 'token_revocations', { condition: sql`expires_at <= ${before}`, orderBy: 'expires_at', limit })
   }
 }

@@ -1,7 +1,6 @@
 import { type Kysely, sql } from 'kysely'
 import type { Clock } from '../../platform/clock.js'
-import type { DialectFeatures } from '../../platform/storage/database.js'
-import { deleteBatch } from '../../platform/storage/delete-batch.js'
+import type { SqlDialect } from '../../platform/storage/dialects/index.js'
 import type { DB } from '../../platform/storage/schema.js'
 
 /**
@@ -12,7 +11,7 @@ import type { DB } from '../../platform/storage/schema.js'
 export class AssertionReplay {
   constructor(
     private readonly db: Kysely<DB>,
-    private readonly features: DialectFeatures,
+    private readonly dialect: SqlDialect,
     private readonly clock: Clock,
   ) {}
 
@@ -42,6 +41,6 @@ export class AssertionReplay {
    * over meanwhile (a later expiry) is kept.
    */
   async pruneExpired(limit: number): Promise<number> {
-    return deleteBatch(this.db, this.features, 'client_assertion_jtis', { condition: sql`expires_at <= ${this.clock.now()}`, orderBy: 'expires_at', limit })
+    return this.dialect.deleteBatch(this.db, 'client_assertion_jtis', { condition: sql`expires_at <= ${this.clock.now()}`, orderBy: 'expires_at', limit })
   }
 }

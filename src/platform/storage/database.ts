@@ -4,52 +4,13 @@ import SQLite from 'better-sqlite3'
 import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase, type SqliteStatement } from 'kysely'
 import pg from 'pg'
 import type { DatabaseConfig } from '../config.js'
+import { type SqlDialect, sqlDialect } from './dialects/index.js'
 import type { DB } from './schema.js'
-
-/**
- * What differs between the two dialects, in one place, as named flags. Code that needs a dialect-specific
- * path asks these flags rather than comparing dialect names.
- */
-export interface DialectFeatures {
-  name: 'sqlite' | 'postgres'
-  /** LISTEN/NOTIFY carries cache invalidations and wake-ups between processes. */
-  notify: boolean
-  /**
-   * Row locks: `FOR UPDATE SKIP LOCKED` lets several processes claim rows without blocking each other, and a
-   * transaction that decides from a row locks it (`FOR SHARE`, `FOR NO KEY UPDATE`), so that a change to the row
-   * waits until the decision has committed. SQLite has none: it runs one transaction at a time, so nothing can
-   * change in between.
-   */
-  rowLocks: boolean
-  /**
-   * Batched transactions of one kind worth running at once (see Batcher). SQLite has one connection. On
-   * PostgreSQL two: one batch is written while the other commits; more would only split the same requests into
-   * smaller batches, each paying its own round trips (measured with `npm run bench -- deliveries`).
-   */
-  concurrentTransactions: number
-  /** How a JSON array of objects bound as one parameter is read as rows (see jsonRows). */
-  jsonRows: 'json_to_recordset' | 'json_each'
-  /**
-   * Data-modifying statements in WITH: related writes can be one statement, which commits on its own in one round
-   * trip instead of a transaction's several (publishing, see publish-statement.ts; leasing a claim's deliveries and
-   * recording successful attempts, see DeliveryQueue).
-   */
-  writableCtes: boolean
-  /**
-   * `CROSS JOIN LATERAL`: a subquery, with its own LIMIT, run once per row of the table before it. SQLite has none;
-   * a plain CROSS JOIN there runs its left table as the outer loop, which serves where a LIMIT per row is not needed.
-   */
-  lateralJoins: boolean
-  /**
-   * The column that names a row by its physical place, for picking rows with a subquery and fetching each directly
-   * (see deleteBatch): PostgreSQL's `ctid`, SQLite's `rowid`.
-   */
-  rowAddress: 'ctid' | 'rowid'
-}
 
 export interface Database {
   db: Kysely<DB>
-  features: DialectFeatures
+  /** The SQL that differs between the dialects (see SqlDialect). */
+  dialect: SqlDialect
   /** The PostgreSQL connection settings, for the listener's dedicated connection. */
   postgres?: pg.PoolConfig
   close(): Promise<void>
@@ -74,7 +35,7 @@ function openSqlite(filename: string): Database {
   const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(connection) }) })
   return {
     db,
-    features: { name: 'sqlite', notify: false, rowLocks: false, concurrentTransactions: 1, jsonRows: 'json_each', writableCtes: false, lateralJoins: false, rowAddress: 'rowid' },
+    dialect: sqlDialect('sqlite'),
     close: () => db.destroy(),
   }
 }
@@ -127,7 +88,7 @@ function openPostgres(connectionString: string): Database {
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) })
   return {
     db,
-    features: { name: 'postgres', notify: true, rowLocks: true, concurrentTransactions: 2, jsonRows: 'json_to_recordset', writableCtes: true, lateralJoins: true, rowAddress: 'ctid' },
+    dialect: sqlDialect('postgres'),
     postgres: poolConfig,
     close: () => db.destroy(),
   }

@@ -13,9 +13,9 @@ export interface MigrationOutcome {
  * Brings the schema up to date. Kysely's migrator takes a lock first (an advisory lock on PostgreSQL), so several
  * processes starting at once apply each migration exactly once.
  */
-export async function migrateToLatest({ db, features }: Pick<Database, 'db' | 'features'>): Promise<MigrationOutcome> {
+export async function migrateToLatest({ db, dialect }: Pick<Database, 'db' | 'dialect'>): Promise<MigrationOutcome> {
   const adoptedPreBaseline = await adoptPreBaselineDatabase(db)
-  const migrations = migrationsFor(features.name)
+  const migrations = migrationsFor(dialect.name)
   const migrator = new Migrator({
     db,
     provider: { getMigrations: async () => migrations },

@@ -1,17 +1,19 @@
-import { type Kysely, type RawBuilder, sql } from 'kysely'
+import type { Kysely } from 'kysely'
 import type { Clock } from '../../platform/clock.js'
 import type { Outbox } from '../../platform/events/outbox.js'
 import type { SettingsStore } from '../../platform/settings/settings.js'
-import type { DialectFeatures } from '../../platform/storage/database.js'
+import type { SqlDialect } from '../../platform/storage/dialects/index.js'
 import type { DB, DeliveryStatus, EndpointStatus } from '../../platform/storage/schema.js'
-import { jsonRows } from '../../platform/storage/json-rows.js'
 import { type Tx, transaction } from '../../platform/storage/transaction.js'
 import { isOperationalType } from '../events/event-types.js'
 import { type AttemptOutcome, isSuccess } from './attempt.js'
 import { cancellation, HOLDING } from './deliveries.js'
 import type { EndpointHealth } from './endpoint-health.js'
-import { countsPerLease, releaseLeases } from './leases.js'
+import { applyPlans, type CompletionPlan, insertAttempts, leaseCounts } from './completion-statements.js'
+import { releaseLeases } from './leases.js'
 import { nextAttemptAt } from './retry-schedule.js'
+import type { CompletionSql } from './sql/completion-sql.js'
+import { completionSqlFor } from './sql/index.js'
 
 /**
  * The end of attempts: each batch of outcomes is written in one fenced update (a worker that lost its lease can't
@@ -19,14 +21,18 @@ import { nextAttemptAt } from './retry-schedule.js'
  * failure events.
  */
 export class DeliveryCompletions {
+  readonly #sql: CompletionSql
+
   constructor(
     private readonly db: Kysely<DB>,
-    private readonly features: DialectFeatures,
+    private readonly dialect: SqlDialect,
     private readonly clock: Clock,
     private readonly settings: SettingsStore,
     private readonly health: EndpointHealth,
     private readonly outbox: Outbox,
-  ) {}
+  ) {
+    this.#sql = completionSqlFor(dialect, health)
+  }
 
   /**
    * Records a batch of attempts and moves each delivery on: `succeeded`, `pending` for its next retry, `held`
@@ -37,14 +43,15 @@ export class DeliveryCompletions {
     if (outcomes.length === 0) return []
     const now = this.clock.now()
     const plans = await Promise.all(outcomes.map((outcome) => this.#plan(outcome, now)))
-    if (this.features.writableCtes && plans.every((plan) => plan.status === 'succeeded')) return this.#completeSuccesses(plans, now)
+    const completed = plans.every((plan) => plan.status === 'succeeded') ? this.#sql.completeSuccesses(this.db, plans, now) : undefined
+    if (completed) return completed
     return transaction(this.db, async (tx) => {
       const kept = new Set(await this.#apply(tx, plans))
-      for (const statement of releaseLeases(this.#leaseCounts(plans), now)) await statement.execute(tx.db)
+      for (const statement of releaseLeases(leaseCounts(this.dialect, plans), now)) await statement.execute(tx.db)
       const applied = plans.filter((plan) => kept.has(plan.outcome.delivery.id))
       if (applied.length === 0) return []
       await this.#holdOrCancelRetries(tx, applied, await this.#lockEndpoints(tx, applied), now)
-      await this.#attemptsInsert(applied.map((plan) => plan.outcome)).execute(tx.db)
+      await insertAttempts(this.dialect, applied.map((plan) => plan.outcome)).execute(tx.db)
       await this.health.record(
         tx,
         applied.map(({ outcome, status }) => ({ endpointId: outcome.delivery.endpointId, succeeded: status === 'succeeded', responseStatus: outcome.responseStatus })),
@@ -89,9 +96,8 @@ export class DeliveryCompletions {
    * one that ending or starting a run of failures needs next, and it makes enabling or disabling one of them wait.
    */
   async #lockEndpoints(tx: Tx, plans: readonly CompletionPlan[]): Promise<Map<string, EndpointStatus>> {
-    let endpoints = tx.db.selectFrom('webhook_endpoints').select(['id', 'status']).where('id', 'in', [...new Set(plans.map((plan) => plan.outcome.delivery.endpointId))]).orderBy('id')
-    if (this.features.rowLocks) endpoints = endpoints.forNoKeyUpdate()
-    return new Map((await endpoints.execute()).map((row) => [row.id, row.status]))
+    const endpoints = tx.db.selectFrom('webhook_endpoints').select(['id', 'status']).where('id', 'in', [...new Set(plans.map((plan) => plan.outcome.delivery.endpointId))]).orderBy('id')
+    return new Map((await this.dialect.forNoKeyUpdate(endpoints).execute()).map((row) => [row.id, row.status]))
   }
 
   /**
@@ -122,89 +128,7 @@ export class DeliveryCompletions {
 
   /** One fenced UPDATE for the whole batch; answers the ids whose lease still held. */
   async #apply(tx: Tx, plans: readonly CompletionPlan[]): Promise<string[]> {
-    const { rows } = await this.#applyQuery(plans).execute(tx.db)
+    const { rows } = await applyPlans(this.dialect, plans).execute(tx.db)
     return rows.map((row) => row.id)
   }
-
-  /**
-   * The deliveries of `plans` per lease and endpoint, to release (see releaseLeases). Every plan counts, applied
-   * or not: one that was not had lost its lease (it ran out, or the endpoint was deleted while the attempt was in
-   * flight), and such a lease's count no longer matters.
-   */
-  #leaseCounts(plans: readonly CompletionPlan[]): RawBuilder<unknown> {
-    return countsPerLease(this.features, plans.map(({ outcome }) => outcome.delivery))
-  }
-
-  #applyQuery(plans: readonly CompletionPlan[]): RawBuilder<{ id: string; endpoint_id: string }> {
-    const outcomes = jsonRows(
-      this.features,
-      { id: 'text', lease_token: 'text', status: 'text', attempt_count: 'integer', next_attempt_at: 'bigint', last_attempt_at: 'bigint', last_response_status: 'integer', last_error: 'text', finished_at: 'bigint' },
-      plans.map(({ outcome, status, nextAttemptAt: next, finishedAt }) => ({
-        id: outcome.delivery.id,
-        lease_token: outcome.delivery.leaseToken,
-        status,
-        attempt_count: outcome.delivery.attemptNumber,
-        next_attempt_at: next,
-        last_attempt_at: outcome.startedAt,
-        last_response_status: outcome.responseStatus,
-        last_error: outcome.error,
-        finished_at: finishedAt,
-      })),
-    )
-    return sql`
-      update webhook_deliveries set
-        status = v.status, attempt_count = v.attempt_count, next_attempt_at = v.next_attempt_at, lease_token = null, leased_at = null, lease_expires_at = null,
-        last_attempt_at = v.last_attempt_at, last_response_status = v.last_response_status, last_error = v.last_error, finished_at = v.finished_at
-      from ${outcomes} as v
-      where webhook_deliveries.id = v.id and webhook_deliveries.lease_token = v.lease_token
-      returning webhook_deliveries.id, webhook_deliveries.endpoint_id`
-  }
-
-  /** Records the attempts of `outcomes` (those for which `condition` on `a.delivery_id` holds). */
-  #attemptsInsert(outcomes: readonly AttemptOutcome[], condition: RawBuilder<unknown> = sql`true`): RawBuilder<unknown> {
-    const attempts = jsonRows(
-      this.features,
-      { delivery_id: 'text', number: 'integer', account_id: 'text', started_at: 'bigint', duration_ms: 'integer', response_status: 'integer', error: 'text', response_excerpt: 'text' },
-      outcomes.map((outcome) => ({
-        delivery_id: outcome.delivery.id,
-        number: outcome.delivery.attemptNumber,
-        account_id: outcome.delivery.accountId,
-        started_at: outcome.startedAt,
-        duration_ms: outcome.durationMs,
-        response_status: outcome.responseStatus,
-        error: outcome.error,
-        response_excerpt: outcome.responseExcerpt,
-      })),
-    )
-    // SQLite needs a WHERE to read ON CONFLICT as the upsert clause rather than a join constraint.
-    return sql`
-      insert into webhook_attempts (delivery_id, number, account_id, started_at, duration_ms, response_status, error, response_excerpt)
-      select delivery_id, number, account_id, started_at, duration_ms, response_status, error, response_excerpt from ${attempts} as a where ${condition}
-      on conflict do nothing`
-  }
-
-  /**
-   * `complete` for a batch of successes on PostgreSQL, the common case: one statement, which commits on its own, in
-   * place of a transaction's five round trips. Successes record no event and disable no endpoint; they only end
-   * their endpoints' runs of failures.
-   */
-  async #completeSuccesses(plans: readonly CompletionPlan[], now: number): Promise<Array<{ status: DeliveryStatus }>> {
-    const [ended, released] = releaseLeases(sql`lease_counts`, now)
-    const { rows } = await sql<{ id: string }>`
-      with applied as (${this.#applyQuery(plans)}),
-      attempts as (${this.#attemptsInsert(plans.map((plan) => plan.outcome), sql`a.delivery_id in (select id from applied)`)}),
-      recovered as (${this.health.endFailureRuns(this.db, sql<string>`(select endpoint_id from applied)`)}),
-      lease_counts as ${this.#leaseCounts(plans)},
-      ended as (${ended}),
-      released as (${released})
-      select id from applied`.execute(this.db)
-    return rows.map(() => ({ status: 'succeeded' }))
-  }
-}
-
-interface CompletionPlan {
-  outcome: AttemptOutcome
-  status: DeliveryStatus
-  nextAttemptAt: number | null
-  finishedAt: number | null
 }

@@ -3,7 +3,7 @@ import { type Clock, optionalRfc3339, toRfc3339 } from '../../platform/clock.js'
 import { ProblemError, notFound } from '../../platform/http/problems.js'
 import { idBoundary, looksLikeId } from '../../platform/ids.js'
 import { decodeCursor, inAccountOrder, type Page, toPage } from '../../platform/pagination.js'
-import type { DialectFeatures } from '../../platform/storage/database.js'
+import type { SqlDialect } from '../../platform/storage/dialects/index.js'
 import type { DB, DeliveryStatus, WebhookAttemptsTable, WebhookDeliveriesTable } from '../../platform/storage/schema.js'
 import { transaction } from '../../platform/storage/transaction.js'
 import { notForClaims } from './leases.js'
@@ -75,7 +75,7 @@ export function cancellation(now: number) {
 export class Deliveries {
   constructor(
     private readonly db: Kysely<DB>,
-    private readonly features: DialectFeatures,
+    private readonly dialect: SqlDialect,
     private readonly clock: Clock,
     private readonly wake: WakeSignal,
   ) {}
@@ -113,7 +113,7 @@ export class Deliveries {
       if (row.status === 'cancelled') throw new ProblemError('conflict', 'The endpoint was deleted: this delivery was cancelled')
       if (row.lease_token !== null) throw new ProblemError('conflict', 'An attempt of this delivery is in flight')
       const now = this.clock.now()
-      const endpointStatus = await endpointStatusForWrites(tx, this.features, row.endpoint_id)
+      const endpointStatus = await endpointStatusForWrites(tx, this.dialect, row.endpoint_id)
       // Finished before its endpoint was deleted (deleting cancels only what had not finished), or waiting for the
       // delete's sweep to cancel it: nowhere to send it.
       if (endpointStatus === undefined) throw new ProblemError('conflict', 'The endpoint was deleted: this delivery has nowhere to go')

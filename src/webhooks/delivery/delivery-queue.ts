@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely'
 import type { Clock } from '../../platform/clock.js'
 import type { Outbox } from '../../platform/events/outbox.js'
 import type { SettingsStore } from '../../platform/settings/settings.js'
-import type { DialectFeatures } from '../../platform/storage/database.js'
+import type { SqlDialect } from '../../platform/storage/dialects/index.js'
 import type { DB, DeliveryStatus } from '../../platform/storage/schema.js'
 import { transaction } from '../../platform/storage/transaction.js'
 import type { Endpoints } from '../endpoints/endpoints.js'
@@ -47,14 +47,14 @@ export class DeliveryQueue {
 
   constructor(
     private readonly db: Kysely<DB>,
-    features: DialectFeatures,
+    dialect: SqlDialect,
     private readonly clock: Clock,
     settings: SettingsStore,
     endpoints: Endpoints,
     outbox: Outbox,
   ) {
-    this.#sql = claimSqlFor(features)
-    this.#completions = new DeliveryCompletions(db, features, clock, settings, new EndpointHealth(features, settings, endpoints), outbox)
+    this.#sql = claimSqlFor(dialect)
+    this.#completions = new DeliveryCompletions(db, dialect, clock, settings, new EndpointHealth(dialect, settings, endpoints), outbox)
   }
 
   /**

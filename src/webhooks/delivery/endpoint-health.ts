@@ -1,6 +1,6 @@
 import type { Kysely, RawBuilder } from 'kysely'
 import type { SettingsStore } from '../../platform/settings/settings.js'
-import type { DialectFeatures } from '../../platform/storage/database.js'
+import type { SqlDialect } from '../../platform/storage/dialects/index.js'
 import type { DB, EndpointDisabledReason, WebhookEndpointsTable } from '../../platform/storage/schema.js'
 import type { Tx } from '../../platform/storage/transaction.js'
 import type { Endpoints } from '../endpoints/endpoints.js'
@@ -42,16 +42,15 @@ export function disableReason(failingSince: number | null, gone: boolean, disabl
 /** Endpoint health as the completion of attempts writes it: runs of failures, and disabling an endpoint for them. */
 export class EndpointHealth {
   constructor(
-    private readonly features: DialectFeatures,
+    private readonly dialect: SqlDialect,
     private readonly settings: SettingsStore,
     private readonly endpoints: Endpoints,
   ) {}
 
   /** A success ends its endpoint's run of failures. Several endpoints are locked in the order of their ids. */
   endFailureRuns(db: Kysely<DB>, endpointIds: readonly string[] | RawBuilder<string>) {
-    let failing = db.selectFrom('webhook_endpoints').select('id').where('id', 'in', endpointIds).where('failing_since', 'is not', null).orderBy('id')
-    if (this.features.rowLocks) failing = failing.forNoKeyUpdate()
-    return db.updateTable('webhook_endpoints').set({ failing_since: null }).where('id', 'in', failing)
+    const failing = db.selectFrom('webhook_endpoints').select('id').where('id', 'in', endpointIds).where('failing_since', 'is not', null).orderBy('id')
+    return db.updateTable('webhook_endpoints').set({ failing_since: null }).where('id', 'in', this.dialect.forNoKeyUpdate(failing))
   }
 
   /** Records what `results` say of their endpoints (see healthReport and disableReason). */

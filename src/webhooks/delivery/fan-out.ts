@@ -1,10 +1,10 @@
-import { sql, type Kysely } from 'kysely'
+import type { Kysely } from 'kysely'
 import type { Clock } from '../../platform/clock.js'
 import type { StatementSignal } from '../../platform/notifications/notifications.js'
 import { newId } from '../../platform/ids.js'
 import type { DB } from '../../platform/storage/schema.js'
 import { type Tx, transaction } from '../../platform/storage/transaction.js'
-import type { DialectFeatures } from '../../platform/storage/database.js'
+import type { SqlDialect } from '../../platform/storage/dialects/index.js'
 import type { EndpointStore } from '../endpoints/endpoint-store.js'
 import { matchesPattern } from '../events/event-types.js'
 import { insertDeliveries, type NewDelivery } from './new-deliveries.js'
@@ -25,7 +25,7 @@ export interface FannedEvent {
 export class FanOut {
   constructor(
     private readonly db: Kysely<DB>,
-    private readonly features: DialectFeatures,
+    private readonly dialect: SqlDialect,
     private readonly endpoints: EndpointStore,
     private readonly wake: WakeSignal,
     private readonly clock: Clock,
@@ -35,7 +35,7 @@ export class FanOut {
   async deliver(tx: Tx, events: readonly FannedEvent[], now: number): Promise<number> {
     const planned = await this.#plan(tx.db, events, now)
     if (planned.length === 0) return 0
-    const { rows } = await insertDeliveries(this.features, planned).execute(tx.db)
+    const { rows } = await insertDeliveries(this.dialect, planned).execute(tx.db)
     // Held deliveries wait for their endpoint; only pending ones are work for a worker.
     if (rows.some((row) => row.status === 'pending')) await this.wake.send(tx, 'deliveries')
     return rows.length
@@ -72,9 +72,8 @@ export class FanOut {
    */
   async drainOutbox(limit: number): Promise<number> {
     return transaction(this.db, async (tx) => {
-      let query = tx.db.selectFrom('events').select(['id', 'account_id', 'type']).where('fanned_out_at', 'is', null).orderBy('created_at').limit(limit)
-      if (this.features.rowLocks) query = query.modifyEnd(sql`for update skip locked`)
-      const events = await query.execute()
+      const waiting = tx.db.selectFrom('events').select(['id', 'account_id', 'type']).where('fanned_out_at', 'is', null).orderBy('created_at').limit(limit)
+      const events = await this.dialect.forUpdate(waiting, { skipLocked: true }).execute()
       if (events.length === 0) return 0
       const now = this.clock.now()
       await this.deliver(tx, events, now)

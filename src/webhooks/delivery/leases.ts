@@ -1,7 +1,6 @@
 import { type RawBuilder, type SqlBool, sql } from 'kysely'
-import type { DialectFeatures } from '../../platform/storage/database.js'
+import type { SqlDialect } from '../../platform/storage/dialects/index.js'
 import type { WebhookDeliveriesTable } from '../../platform/storage/schema.js'
-import { jsonRows } from '../../platform/storage/json-rows.js'
 
 /**
  * The SQL of delivery leases. A lease lives on its delivery row (`lease_token`, `leased_at`, `lease_expires_at`)
@@ -55,7 +54,7 @@ export function perEndpoint(deliveries: ReadonlyArray<{ endpoint_id: string }>):
 }
 
 /** `deliveries` counted per lease and endpoint, as rows (lease_token, endpoint_id, n). */
-export function countsPerLease(features: DialectFeatures, deliveries: ReadonlyArray<{ leaseToken: string; endpointId: string }>): RawBuilder<unknown> {
+export function countsPerLease(dialect: SqlDialect, deliveries: ReadonlyArray<{ leaseToken: string; endpointId: string }>): RawBuilder<unknown> {
   const counts = new Map<string, { lease_token: string; endpoint_id: string; n: number }>()
   for (const { leaseToken, endpointId } of deliveries) {
     const key = `${leaseToken} ${endpointId}`
@@ -63,7 +62,7 @@ export function countsPerLease(features: DialectFeatures, deliveries: ReadonlyAr
     if (count) count.n++
     else counts.set(key, { lease_token: leaseToken, endpoint_id: endpointId, n: 1 })
   }
-  return jsonRows(features, { lease_token: 'text', endpoint_id: 'text', n: 'integer' }, [...counts.values()])
+  return dialect.jsonRows({ lease_token: 'text', endpoint_id: 'text', n: 'integer' }, [...counts.values()])
 }
 
 /**

@@ -1,6 +1,5 @@
 import { type RawBuilder, sql } from 'kysely'
-import type { DialectFeatures } from '../../platform/storage/database.js'
-import { jsonRows } from '../../platform/storage/json-rows.js'
+import type { SqlDialect } from '../../platform/storage/dialects/index.js'
 import type { DeliveryStatus, WebhookDeliveriesTable } from '../../platform/storage/schema.js'
 
 /** A delivery to create. Whether it waits (`held`) or is due at once (`pending`) is settled as it is written. */
@@ -15,25 +14,15 @@ export type NewDelivery = Pick<WebhookDeliveriesTable, 'id' | 'account_id' | 'ev
  * to commit, so its release, hold or cancellation finds these deliveries too. Claims and completions, which lock
  * endpoints FOR NO KEY UPDATE, neither wait for this nor make it wait. Answers the status of each delivery written.
  */
-export function insertDeliveries(features: DialectFeatures, deliveries: readonly NewDelivery[], condition: RawBuilder<unknown> = sql`true`): RawBuilder<{ status: DeliveryStatus }> {
-  const rows = jsonRows(features, { id: 'text', account_id: 'text', event_id: 'text', event_type: 'text', endpoint_id: 'text', created_at: 'bigint' }, deliveries)
+export function insertDeliveries(dialect: SqlDialect, deliveries: readonly NewDelivery[], condition: RawBuilder<unknown> = sql`true`): RawBuilder<{ status: DeliveryStatus }> {
+  const rows = dialect.jsonRows({ id: 'text', account_id: 'text', event_id: 'text', event_type: 'text', endpoint_id: 'text', created_at: 'bigint' }, deliveries)
   return sql`
     insert into webhook_deliveries (id, account_id, event_id, event_type, endpoint_id, status, attempt_count, next_attempt_at, created_at)
     select d.id, d.account_id, d.event_id, d.event_type, d.endpoint_id,
       case when e.status = 'active' then 'pending' else 'held' end, 0,
       case when e.status = 'active' then d.created_at end, d.created_at
-    from ${rows} as d inner join ${endpointsOf(features, deliveries)} as e on e.id = d.endpoint_id
+    from ${rows} as d inner join ${dialect.endpointsForKeyShare(deliveries.map((delivery) => delivery.endpoint_id))} as e on e.id = d.endpoint_id
     where ${condition}
     returning status`
 }
 
-/**
- * The endpoints of `deliveries`, locked on PostgreSQL in the order of their ids, as a transaction that locks several
- * endpoints always does: a worker disabling two of them (FOR UPDATE) and this insert then never hold one each while
- * waiting for the other.
- */
-function endpointsOf(features: DialectFeatures, deliveries: readonly NewDelivery[]): RawBuilder<unknown> {
-  if (!features.rowLocks) return sql`webhook_endpoints`
-  const ids = jsonRows(features, { id: 'text' }, [...new Set(deliveries.map((delivery) => delivery.endpoint_id))].map((id) => ({ id })))
-  return sql`(select id, status from webhook_endpoints where id in (select id from ${ids} as i) order by id for key share)`
-}

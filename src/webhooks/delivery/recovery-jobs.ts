@@ -1,8 +1,8 @@
-import { type Kysely, sql } from 'kysely'
+import type { Kysely } from 'kysely'
 import { type Clock, optionalRfc3339, toRfc3339 } from '../../platform/clock.js'
 import { notFound } from '../../platform/http/problems.js'
 import { idBoundary, looksLikeId, newId } from '../../platform/ids.js'
-import type { DialectFeatures } from '../../platform/storage/database.js'
+import type { SqlDialect } from '../../platform/storage/dialects/index.js'
 import type { DB, WebhookJobsTable } from '../../platform/storage/schema.js'
 import { transaction } from '../../platform/storage/transaction.js'
 import { endpointDeliveriesIn } from './deliveries.js'
@@ -29,7 +29,7 @@ export interface JobView {
 export class RecoveryJobs {
   constructor(
     private readonly db: Kysely<DB>,
-    private readonly features: DialectFeatures,
+    private readonly dialect: SqlDialect,
     private readonly clock: Clock,
     private readonly wake: WakeSignal,
   ) {}
@@ -59,12 +59,11 @@ export class RecoveryJobs {
   /** One batch of the oldest unfinished job; answers false when there was none to work on. */
   async runBatch(batch: number): Promise<boolean> {
     return transaction(this.db, async (tx) => {
-      let query = tx.db.selectFrom('webhook_jobs').selectAll().where('status', '=', 'pending').orderBy('created_at').limit(1)
-      if (this.features.rowLocks) query = query.modifyEnd(sql`for update skip locked`)
-      const job = await query.executeTakeFirst()
+      const pending = tx.db.selectFrom('webhook_jobs').selectAll().where('status', '=', 'pending').orderBy('created_at').limit(1)
+      const job = await this.dialect.forUpdate(pending, { skipLocked: true }).executeTakeFirst()
       if (!job) return false
       const now = this.clock.now()
-      const endpointStatus = await endpointStatusForWrites(tx, this.features, job.endpoint_id)
+      const endpointStatus = await endpointStatusForWrites(tx, this.dialect, job.endpoint_id)
       let failed: string[] = []
       if (endpointStatus !== undefined) {
         const from = job.position ?? idBoundary('dlv', job.since)

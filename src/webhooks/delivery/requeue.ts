@@ -1,4 +1,4 @@
-import type { DialectFeatures } from '../../platform/storage/database.js'
+import type { SqlDialect } from '../../platform/storage/dialects/index.js'
 import type { DeliveryStatus, EndpointStatus } from '../../platform/storage/schema.js'
 import type { Tx } from '../../platform/storage/transaction.js'
 import type { WakeSignal } from './wake.js'
@@ -11,10 +11,9 @@ import type { WakeSignal } from './wake.js'
  * (and holds, releases or cancels them). Read without the lock, a retry racing a delete left a pending delivery of
  * an endpoint that no longer existed, which no worker would ever claim.
  */
-export async function endpointStatusForWrites(tx: Tx, features: DialectFeatures, endpointId: string): Promise<EndpointStatus | undefined> {
-  let query = tx.db.selectFrom('webhook_endpoints').select('status').where('id', '=', endpointId)
-  if (features.rowLocks) query = query.forKeyShare()
-  return (await query.executeTakeFirst())?.status
+export async function endpointStatusForWrites(tx: Tx, dialect: SqlDialect, endpointId: string): Promise<EndpointStatus | undefined> {
+  const query = tx.db.selectFrom('webhook_endpoints').select('status').where('id', '=', endpointId)
+  return (await dialect.forKeyShare(query).executeTakeFirst())?.status
 }
 
 /**

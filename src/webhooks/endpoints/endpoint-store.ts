@@ -3,6 +3,7 @@ import type { CacheInvalidation } from '../../platform/cache/invalidation.js'
 import type { Awaitable } from '../../platform/cache/awaitable.js'
 import type { TtlCache } from '../../platform/cache/ttl-cache.js'
 import type { SecretBox } from '../../platform/crypto/secret-box.js'
+import type { SqlDialect } from '../../platform/storage/dialects/index.js'
 import type { DB, EndpointStatus, WebhookEndpointsTable } from '../../platform/storage/schema.js'
 import type { Tx } from '../../platform/storage/transaction.js'
 import { secretKey } from '../delivery/signing.js'
@@ -37,6 +38,7 @@ export class EndpointStore {
     private readonly db: Kysely<DB>,
     private readonly box: SecretBox,
     private readonly invalidation: CacheInvalidation,
+    private readonly dialect: SqlDialect,
   ) {
     this.#targets = invalidation.cache('webhook_endpoints')
     this.#routes = invalidation.cache('webhook_routes')
@@ -64,9 +66,8 @@ export class EndpointStore {
    * into it, and may change its status (see Endpoints, #lockForStatusChange).
    */
   async read(db: Kysely<DB>, accountId: string, endpointId: string, forChange = false): Promise<WebhookEndpointsTable | undefined> {
-    let query = db.selectFrom('webhook_endpoints').selectAll().where('account_id', '=', accountId).where('id', '=', endpointId)
-    if (forChange) query = query.forUpdate()
-    return query.executeTakeFirst()
+    const query = db.selectFrom('webhook_endpoints').selectAll().where('account_id', '=', accountId).where('id', '=', endpointId)
+    return (forChange ? this.dialect.forUpdate(query) : query).executeTakeFirst()
   }
 
   seal(accountId: string, endpointId: string, secret: string): string {

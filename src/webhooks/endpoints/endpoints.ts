@@ -4,7 +4,7 @@ import type { Outbox } from '../../platform/events/outbox.js'
 import { ProblemError, notFound } from '../../platform/http/problems.js'
 import { looksLikeId, newId } from '../../platform/ids.js'
 import { decodeCursor, inAccountOrder, type Page, toPage } from '../../platform/pagination.js'
-import type { DialectFeatures } from '../../platform/storage/database.js'
+import type { SqlDialect } from '../../platform/storage/dialects/index.js'
 import type { DB, EndpointDisabledReason, EndpointStatus, WebhookEndpointsTable } from '../../platform/storage/schema.js'
 import { retryingDeadlocks, type Tx, transaction } from '../../platform/storage/transaction.js'
 import { cancellation } from '../delivery/deliveries.js'
@@ -51,7 +51,7 @@ export const DEFAULT_ROTATION_OVERLAP_SECONDS = 24 * 3600
 export class Endpoints {
   constructor(
     private readonly db: Kysely<DB>,
-    private readonly features: DialectFeatures,
+    private readonly dialect: SqlDialect,
     private readonly store: EndpointStore,
     private readonly clock: Clock,
     private readonly outbox: Outbox,
@@ -228,11 +228,11 @@ export class Endpoints {
    * conflicts with FOR KEY SHARE by itself.)
    */
   async #lockForStatusChange(tx: Tx, endpointId: string): Promise<void> {
-    if (this.features.rowLocks) await tx.db.selectFrom('webhook_endpoints').select('id').where('id', '=', endpointId).forUpdate().execute()
+    await this.dialect.lockForUpdate(tx.db.selectFrom('webhook_endpoints').select('id').where('id', '=', endpointId))
   }
 
   async #existing(db: Kysely<DB>, accountId: string, endpointId: string, forChange = false): Promise<WebhookEndpointsTable> {
-    const row = looksLikeId('ep', endpointId) ? await this.store.read(db, accountId, endpointId, forChange && this.features.rowLocks) : undefined
+    const row = looksLikeId('ep', endpointId) ? await this.store.read(db, accountId, endpointId, forChange) : undefined
     if (!row) throw notFound(`Endpoint ${endpointId}`)
     return row
   }

@@ -1,7 +1,7 @@
 import type { Kysely, Updateable } from 'kysely'
 import type { Clock } from '../../platform/clock.js'
 import { newId } from '../../platform/ids.js'
-import type { DialectFeatures } from '../../platform/storage/database.js'
+import type { SqlDialect } from '../../platform/storage/dialects/index.js'
 import type { DB, EndpointStatus, SweepKind, WebhookDeliveriesTable, WebhookSweepsTable } from '../../platform/storage/schema.js'
 import { type Tx, transaction } from '../../platform/storage/transaction.js'
 import { cancellation, endpointDeliveriesIn, HOLDING } from '../delivery/deliveries.js'
@@ -42,7 +42,7 @@ type Sweep = Omit<WebhookSweepsTable, 'id'>
 export class StatusSweeps {
   constructor(
     private readonly db: Kysely<DB>,
-    private readonly features: DialectFeatures,
+    private readonly dialect: SqlDialect,
     private readonly clock: Clock,
     private readonly wake: WakeSignal,
     private readonly batch: number,
@@ -65,11 +65,10 @@ export class StatusSweeps {
   /** One batch of the oldest sweep; answers false when there was none to work on. */
   async runBatch(): Promise<boolean> {
     return transaction(this.db, async (tx) => {
-      let query = tx.db.selectFrom('webhook_sweeps').selectAll().orderBy('id').limit(1)
-      if (this.features.rowLocks) query = query.forUpdate().skipLocked()
-      const sweep = await query.executeTakeFirst()
+      const oldest = tx.db.selectFrom('webhook_sweeps').selectAll().orderBy('id').limit(1)
+      const sweep = await this.dialect.forUpdate(oldest, { skipLocked: true }).executeTakeFirst()
       if (!sweep) return false
-      const endpointStatus = await endpointStatusForWrites(tx, this.features, sweep.endpoint_id)
+      const endpointStatus = await endpointStatusForWrites(tx, this.dialect, sweep.endpoint_id)
       const position = endpointStatus === RULES[sweep.kind].endpointStatus ? await this.#changeBatch(tx, sweep, this.clock.now()) : undefined
       if (position === undefined) await tx.db.deleteFrom('webhook_sweeps').where('id', '=', sweep.id).execute()
       else await tx.db.updateTable('webhook_sweeps').set({ position }).where('id', '=', sweep.id).execute()

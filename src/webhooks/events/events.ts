@@ -4,14 +4,13 @@ import { type Clock, toRfc3339 } from '../../platform/clock.js'
 import { ProblemError, notFound } from '../../platform/http/problems.js'
 import { looksLikeId, newId } from '../../platform/ids.js'
 import { decodeCursor, inAccountOrder, type Page, toPage } from '../../platform/pagination.js'
-import type { DialectFeatures } from '../../platform/storage/database.js'
+import type { SqlDialect } from '../../platform/storage/dialects/index.js'
 import type { CustomEventTypesTable, DB, EventIdempotencyKeysTable, EventsTable } from '../../platform/storage/schema.js'
 import { Batcher, type ItemOutcome } from '../../platform/storage/batcher.js'
-import { type Tx, transaction } from '../../platform/storage/transaction.js'
 import type { FanOut } from '../delivery/fan-out.js'
 import { BUILT_IN_EVENT_TYPES, type EventTypeDescription, isReservedType, isValidTypeName } from './event-types.js'
-import { claimKeys } from './idempotency-keys.js'
-import { writePublishStatement } from './publish-statement.js'
+import { publishSqlFor } from './sql/index.js'
+import { type PublishSql, typesWritten, writtenEvents } from './sql/publish-sql.js'
 
 export interface EventView {
   id: string
@@ -74,25 +73,23 @@ interface Original {
 
 /**
  * Events as callers publish and read them. A published event is stored and fanned out atomically, together with
- * concurrent publishes (see Batcher): in one statement on PostgreSQL (see publish-statement.ts), in one
- * transaction on SQLite. An idempotency key makes a retried publish safe: within 24 hours the same key and body
+ * concurrent publishes (see Batcher and PublishSql). An idempotency key makes a retried publish safe: within 24 hours the same key and body
  * answer with the original event and create nothing; the same key with another body is a conflict. Each publish
  * gets exactly the answer it would get if the batch's publishes ran one after another.
  */
 export class Events {
   readonly #knownCustomTypes = new Set<string>()
   readonly #publishing: Batcher<PendingPublish, Published>
+  readonly #sql: PublishSql
 
   constructor(
     private readonly db: Kysely<DB>,
-    private readonly fanOut: FanOut,
+    fanOut: FanOut,
     private readonly clock: Clock,
-    private readonly features: DialectFeatures,
+    dialect: SqlDialect,
   ) {
-    const commit = features.writableCtes
-      ? (items: readonly PendingPublish[]) => this.#publishInOneStatement(this.#batch(items))
-      : (items: readonly PendingPublish[]) => transaction(db, (tx) => this.#publishInTransaction(tx, this.#batch(items)))
-    this.#publishing = new Batcher(commit, { concurrency: features.concurrentTransactions, maxBatch: PUBLISH_BATCH })
+    this.#sql = publishSqlFor(dialect, db, fanOut)
+    this.#publishing = new Batcher((items) => this.#commit(this.#batch(items)), { concurrency: dialect.concurrentTransactions, maxBatch: PUBLISH_BATCH })
   }
 
   publish(accountId: string, input: PublishInput): Promise<Published> {
@@ -134,43 +131,12 @@ export class Events {
     return { now, items, rows, views, claimants, claims, candidates }
   }
 
-  async #publishInTransaction(tx: Tx, batch: Batch): Promise<Array<ItemOutcome<Published>>> {
-    const won = batch.claims.length === 0 ? new Set<string>() : new Set((await claimKeys(tx.db, batch.claims, batch.now).execute()).map((row) => row.event_id))
-    const created = written(batch, won)
-    if (created.length > 0) {
-      await tx.db.insertInto('events').values(created).execute()
-      await this.fanOut.deliver(tx, created, batch.now)
-      const types = this.#unknownTypes(created, batch.now)
-      if (types.length > 0) {
-        await tx.db.insertInto('custom_event_types').values(types).onConflict((c) => c.doNothing()).execute()
-        tx.afterCommit(() => this.#learnTypes(types))
-      }
-    }
-    return this.#answers(tx.db, batch, won)
-  }
-
-  /**
-   * Once the statement has returned, the batch is committed: nothing after it may throw, or Batcher would
-   * write its publishes a second time.
-   */
-  async #publishInOneStatement(batch: Batch): Promise<Array<ItemOutcome<Published>>> {
-    const deliveries = await this.fanOut.planForStatement(batch.candidates, batch.now)
+  /** Writes a batch (see PublishSql) and answers each of its publishes. */
+  async #commit(batch: Batch): Promise<Array<ItemOutcome<Published>>> {
     const types = this.#unknownTypes(batch.candidates, batch.now)
-    const { claimed, woke } = await writePublishStatement(this.db, this.features, {
-      now: batch.now,
-      claims: batch.claims,
-      events: batch.candidates,
-      deliveries: deliveries.rows,
-      types,
-      wake: deliveries.wake?.expression,
-    })
-    if (woke) deliveries.wake?.sent()
-    const created = written(batch, claimed)
-    if (types.length > 0) {
-      const createdTypes = new Set(created.map((event) => typeKey(event.account_id, event.type)))
-      this.#learnTypes(types.filter((type) => createdTypes.has(typeKey(type.account_id, type.name))))
-    }
-    return this.#answers(this.db, batch, claimed)
+    const { claimed, answered } = await this.#sql.write({ now: batch.now, claims: batch.claims, events: batch.candidates, types }, (db, won) => this.#answers(db, batch, won))
+    this.#learnTypes(typesWritten(types, writtenEvents(batch.candidates, claimed)))
+    return answered
   }
 
   /**
@@ -276,11 +242,6 @@ function typeKey(accountId: string, type: string): string {
 /** Orders entries by key, in code-unit order: the same in every process, as lock ordering and canonical JSON need. */
 function byKey([a]: readonly [string, unknown], [b]: readonly [string, unknown]): number {
   return a < b ? -1 : a > b ? 1 : 0
-}
-
-/** The events a batch writes, given the claims won (by event id). */
-function written(batch: Batch, won: ReadonlySet<string>): EventsTable[] {
-  return batch.candidates.filter((row) => row.idempotency_key === null || won.has(row.id))
 }
 
 /** The originals of keys this batch lost, by key name. */

@@ -6,11 +6,9 @@
  * names the same module twice.
  */
 import type { Migration } from 'kysely'
-import type { DialectFeatures } from '../database.js'
+import type { DialectName } from '../dialects/index.js'
 import * as postgresBaseline from './baseline/postgres.js'
 import * as sqliteBaseline from './baseline/sqlite.js'
-
-type DialectName = DialectFeatures['name']
 
 /** The baseline: what databases of development builds, migrated before it existed, are recorded as (see pre-baseline.ts). */
 export const BASELINE = '0001-baseline'

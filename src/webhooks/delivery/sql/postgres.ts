@@ -1,7 +1,12 @@
-import { sql } from 'kysely'
+import { type Kysely, sql } from 'kysely'
+import type { SqlDialect } from '../../../platform/storage/dialects/index.js'
+import type { DB, DeliveryStatus } from '../../../platform/storage/schema.js'
 import type { Tx } from '../../../platform/storage/transaction.js'
+import { applyPlans, type CompletionPlan, insertAttempts, leaseCounts } from '../completion-statements.js'
+import type { EndpointHealth } from '../endpoint-health.js'
+import { claimable, releaseLeases } from '../leases.js'
 import { type ClaimSql, LEASED_COLUMNS, type LeaseRequest, type LeasedRow, leaseChanges } from './claim-sql.js'
-import { claimable } from '../leases.js'
+import type { CompletionSql } from './completion-sql.js'
 
 /** Serialises claims across processes (pg_advisory_xact_lock). */
 const CLAIM_LOCK = 0x48_45_52_44
@@ -63,5 +68,30 @@ export class PostgresClaimSql implements ClaimSql {
       .selectFrom('claimed')
       .selectAll()
       .execute()
+  }
+}
+
+/** PostgreSQL writes related rows in one statement of data-modifying CTEs. */
+export class PostgresCompletionSql implements CompletionSql {
+  constructor(
+    private readonly dialect: SqlDialect,
+    private readonly health: EndpointHealth,
+  ) {}
+
+  /**
+   * One statement, which commits on its own, in place of a transaction's five round trips. Successes record no event
+   * and disable no endpoint; they only end their endpoints' runs of failures.
+   */
+  async completeSuccesses(db: Kysely<DB>, plans: readonly CompletionPlan[], now: number): Promise<Array<{ status: DeliveryStatus }>> {
+    const [ended, released] = releaseLeases(sql`lease_counts`, now)
+    const { rows } = await sql<{ id: string }>`
+      with applied as (${applyPlans(this.dialect, plans)}),
+      attempts as (${insertAttempts(this.dialect, plans.map((plan) => plan.outcome), sql`a.delivery_id in (select id from applied)`)}),
+      recovered as (${this.health.endFailureRuns(db, sql<string>`(select endpoint_id from applied)`)}),
+      lease_counts as ${leaseCounts(this.dialect, plans)},
+      ended as (${ended}),
+      released as (${released})
+      select id from applied`.execute(db)
+    return rows.map(() => ({ status: 'succeeded' }))
   }
 }

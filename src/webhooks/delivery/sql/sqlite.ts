@@ -1,13 +1,13 @@
 import { sql } from 'kysely'
-import type { DialectFeatures } from '../../../platform/storage/database.js'
-import { jsonRows } from '../../../platform/storage/json-rows.js'
+import type { SqlDialect } from '../../../platform/storage/dialects/index.js'
 import type { Tx } from '../../../platform/storage/transaction.js'
 import { perEndpoint } from '../leases.js'
+import type { CompletionSql } from './completion-sql.js'
 import { type ClaimSql, LEASED_COLUMNS, type LeaseRequest, type LeasedRow, leaseChanges } from './claim-sql.js'
 
 /** SQLite: one process with one connection, whose transactions run one at a time; there is nothing to lock. */
 export class SqliteClaimSql implements ClaimSql {
-  constructor(private readonly features: DialectFeatures) {}
+  constructor(private readonly dialect: SqlDialect) {}
 
   async lockClaims(): Promise<void> {}
 
@@ -21,7 +21,7 @@ export class SqliteClaimSql implements ClaimSql {
     // whether they are claimable, they were looked up in the due index when the statistics counted few pending rows).
     const rows = await tx.db.selectFrom('webhook_deliveries as d').innerJoin('events as e', 'e.id', 'd.event_id').select(LEASED_COLUMNS).where('d.id', 'in', request.picked).execute()
     if (rows.length === 0) return rows
-    const leased = jsonRows(this.features, { id: 'text' }, rows.map((row) => ({ id: row.id })))
+    const leased = this.dialect.jsonRows({ id: 'text' }, rows.map((row) => ({ id: row.id })))
     await tx.db
       .updateTable('webhook_deliveries')
       .set(leaseChanges(request))
@@ -32,5 +32,12 @@ export class SqliteClaimSql implements ClaimSql {
       .values([...perEndpoint(rows)].map(([endpointId, count]) => ({ lease_token: request.leaseToken, holder: request.holder, expires_at: request.leaseEnds, endpoint_id: endpointId, outstanding: count })))
       .execute()
     return rows
+  }
+}
+
+/** SQLite has no data-modifying CTEs: successes are recorded in a transaction, as every outcome is. */
+export class SqliteCompletionSql implements CompletionSql {
+  completeSuccesses(): undefined {
+    return undefined
   }
 }

@@ -1,9 +1,34 @@
 import { type Kysely, type RawBuilder, sql } from 'kysely'
-import type { DialectFeatures } from '../../platform/storage/database.js'
-import { type JsonColumnType, jsonRows } from '../../platform/storage/json-rows.js'
-import type { CustomEventTypesTable, DB, EventIdempotencyKeysTable, EventsTable } from '../../platform/storage/schema.js'
-import { insertDeliveries, type NewDelivery } from '../delivery/new-deliveries.js'
-import { claimKeys } from './idempotency-keys.js'
+import type { SqlDialect } from '../../../platform/storage/dialects/index.js'
+import type { JsonColumnType } from '../../../platform/storage/json-rows.js'
+import type { CustomEventTypesTable, DB, EventIdempotencyKeysTable, EventsTable } from '../../../platform/storage/schema.js'
+import type { FanOut } from '../../delivery/fan-out.js'
+import { insertDeliveries, type NewDelivery } from '../../delivery/new-deliveries.js'
+import { claimKeys } from '../idempotency-keys.js'
+import type { PublishSql, PublishWrite, PublishWritten } from './publish-sql.js'
+
+/** PostgreSQL writes a batch of publishes in one statement (see writePublishStatement). */
+export class PostgresPublishSql implements PublishSql {
+  constructor(
+    private readonly dialect: SqlDialect,
+    private readonly db: Kysely<DB>,
+    private readonly fanOut: FanOut,
+  ) {}
+
+  async write<T>(batch: PublishWrite, answer: (db: Kysely<DB>, claimed: ReadonlySet<string>) => Promise<T>): Promise<PublishWritten<T>> {
+    const deliveries = await this.fanOut.planForStatement(batch.events, batch.now)
+    const { claimed, woke } = await writePublishStatement(this.db, this.dialect, {
+      now: batch.now,
+      claims: batch.claims,
+      events: batch.events,
+      deliveries: deliveries.rows,
+      types: batch.types,
+      wake: deliveries.wake?.expression,
+    })
+    if (woke) deliveries.wake?.sent()
+    return { claimed, answered: await answer(this.db, claimed) }
+  }
+}
 
 /** Every column of a table, with its type: written from the rows as they are, with none left to a default. */
 type ColumnTypes<Row> = { readonly [Column in keyof Row & string]-?: JsonColumnType }
@@ -21,7 +46,7 @@ const EVENT_COLUMNS: ColumnTypes<EventsTable> = {
 const TYPE_COLUMNS: ColumnTypes<CustomEventTypesTable> = { account_id: 'text', name: 'text', first_published_at: 'bigint' }
 
 /** A batch of publishes, everything it may write worked out beforehand. */
-export interface PublishStatement {
+interface PublishStatement {
   now: number
   /** Each key once, in key order (see claimKeys). */
   claims: readonly EventIdempotencyKeysTable[]
@@ -35,7 +60,7 @@ export interface PublishStatement {
   wake: RawBuilder<void> | undefined
 }
 
-export interface PublishStatementResult {
+interface PublishStatementResult {
   /** The events whose key's claim was won. */
   claimed: ReadonlySet<string>
   /** Whether `wake` was evaluated. */
@@ -47,13 +72,12 @@ export interface PublishStatementResult {
  * own, so the batch costs one round trip instead of a transaction's four to six, and is as atomic as one. All
  * parts of the statement see the snapshot it started with, so each learns what an earlier part wrote only from
  * that part's RETURNING: the events written are those whose claim came back, their deliveries and types follow
- * them. Rows go in as one JSON parameter per table (see jsonRows). PostgreSQL only: SQLite has no
- * data-modifying CTEs.
+ * them. Rows go in as one JSON parameter per table (see jsonRows).
  */
-export async function writePublishStatement(db: Kysely<DB>, features: DialectFeatures, batch: PublishStatement): Promise<PublishStatementResult> {
+async function writePublishStatement(db: Kysely<DB>, dialect: SqlDialect, batch: PublishStatement): Promise<PublishStatementResult> {
   const keyed = batch.claims.length > 0
   const rows = <Row extends Record<keyof Row & string, string | number | null>>(alias: string, types: ColumnTypes<Row>, values: readonly Row[]) =>
-    sql`${jsonRows(features, types, values)} as ${sql.table(alias)}`
+    sql`${dialect.jsonRows(types, values)} as ${sql.table(alias)}`
   const { rows: [result] } = await sql<{ claimed: string[] | null; woke: number | null }>`
     with ${keyed ? sql`claimed as (${claimKeys(db, batch.claims, batch.now)}),` : sql``}
     inserted_events as (
@@ -62,7 +86,7 @@ export async function writePublishStatement(db: Kysely<DB>, features: DialectFea
       ${keyed ? sql`where e.idempotency_key is null or e.id in (select event_id from claimed)` : sql``}
       returning id, account_id, type
     ),
-    inserted_deliveries as (${insertDeliveries(features, batch.deliveries, sql`d.event_id in (select id from inserted_events)`)}),
+    inserted_deliveries as (${insertDeliveries(dialect, batch.deliveries, sql`d.event_id in (select id from inserted_events)`)}),
     recorded_types as (
       insert into custom_event_types (${columnList(TYPE_COLUMNS)})
       select ${columnList(TYPE_COLUMNS, 't')} from ${rows('t', TYPE_COLUMNS, batch.types)}
