@@ -2,6 +2,9 @@ import js from '@eslint/js'
 import globals from 'globals'
 import tseslint from 'typescript-eslint'
 
+const DIALECT_MESSAGE =
+  'Dialect differences live in src/platform/storage (SqlDialect) and in the `sql/` folders: use the dialect object, or add to an aggregate\'s `sql/` interface.'
+
 export default tseslint.config(
   { ignores: ['dist/', 'data/', 'node_modules/', 'coverage/'] },
   js.configs.recommended,
@@ -13,6 +16,30 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': 'error',
       'eqeqeq': ['error', 'smart'],
       'no-console': 'off',
+    },
+  },
+  // Dialects in their own modules (docs/architecture/layout.md): outside the storage layer and the `sql/` folders,
+  // code never asks which database it is on. It calls the SqlDialect's methods, or its aggregate's SQL chosen once in
+  // a `sql/index.ts`.
+  {
+    files: ['src/**/*.ts'],
+    ignores: ['src/platform/storage/**', 'src/**/sql/**'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        paths: [
+          { name: 'kysely', importNames: ['PostgresAdapter', 'SqliteAdapter', 'PostgresDialect', 'SqliteDialect'], message: DIALECT_MESSAGE },
+          { name: 'pg', message: DIALECT_MESSAGE },
+          { name: 'better-sqlite3', message: DIALECT_MESSAGE },
+        ],
+        patterns: [{ group: ['**/dialects/postgres*', '**/dialects/sqlite*', '**/sql/postgres*', '**/sql/sqlite*'], message: DIALECT_MESSAGE }],
+      }],
+      'no-restricted-syntax': ['error',
+        { selector: "MemberExpression[property.name='name'][object.name=/dialect/i]", message: DIALECT_MESSAGE },
+        { selector: "MemberExpression[property.name='name'][object.property.name=/dialect/i]", message: DIALECT_MESSAGE },
+        { selector: "MemberExpression[property.name='postgres'][object.name=/database/i]", message: DIALECT_MESSAGE },
+        { selector: "MemberExpression[property.name='postgres'][object.property.name=/database/i]", message: DIALECT_MESSAGE },
+        { selector: "Identifier[name=/^(DialectFeatures|features)$/]", message: DIALECT_MESSAGE },
+      ],
     },
   },
   // The benchmarks are plain Node.js scripts.
