@@ -38,7 +38,7 @@ export default tseslint.config(
         { selector: "MemberExpression[property.name='name'][object.property.name=/dialect/i]", message: DIALECT_MESSAGE },
         { selector: "MemberExpression[property.name='postgres'][object.name=/database/i]", message: DIALECT_MESSAGE },
         { selector: "MemberExpression[property.name='postgres'][object.property.name=/database/i]", message: DIALECT_MESSAGE },
-        { selector: "Identifier[name=/^(DialectFeatures|features)$/]", message: DIALECT_MESSAGE },
+        { selector: "Identifier[name='DialectFeatures']", message: DIALECT_MESSAGE },
       ],
     },
   },
