@@ -1,4 +1,3 @@
-import { type SelectQueryBuilder, type SqlBool, sql } from 'kysely'
 import { ProblemError } from './http/problems.js'
 
 /** A page of a list: `{ data, next_cursor }`, where a null cursor means the list is exhausted. */
@@ -33,22 +32,4 @@ export function toPage<R, V>(rows: readonly R[], limit: number, positionOf: (row
   const page = rows.slice(0, limit)
   const last = page.at(-1)
   return { data: page.map(view), next_cursor: rows.length > limit && last !== undefined ? encodeCursor(positionOf(last)) : null }
-}
-
-/**
- * `query` kept to one account's rows, in the order of the account's index: `account_id`, then `key`. Every list walks
- * an index led by the account, whatever the other accounts hold. The account is compared with a list of itself
- * rather than with `=`: PostgreSQL leaves a column equal to a constant out of the order it has to produce, and the
- * bare key's order is also that of the primary key (ids alone), which it may then walk, reading and discarding every
- * row of other accounts that lies between the account's, when it guesses that the account's rows are spread evenly.
- * A column compared with a list stays in the order, and only an index led by the account gives that order without
- * reading all of the account's rows.
- */
-export function inAccountOrder<DB, TB extends keyof DB, O>(
-  query: SelectQueryBuilder<DB, TB, O>,
-  accountId: string,
-  direction: 'asc' | 'desc',
-  key: 'id' | 'name' = 'id',
-): SelectQueryBuilder<DB, TB, O> {
-  return query.where(sql<SqlBool>`account_id in (${accountId}, ${accountId})`).orderBy(sql.ref('account_id'), direction).orderBy(sql.ref(key), direction)
 }

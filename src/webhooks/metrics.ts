@@ -17,7 +17,8 @@ const WAITING_STATUSES = ['pending', 'held'] as const
 
 /**
  * The webhook area's Prometheus metrics. Counters and histograms are this process's; the queue gauges are read
- * from the database at scrape time, so every process reports the same shared queue.
+ * from the database at scrape time, so every process reports the same shared queue. Cross-account: the gauges
+ * count every account's deliveries.
  */
 export class WebhookMetrics {
   readonly registry = new Registry()

@@ -27,7 +27,8 @@ function retentionStart(now: number): RawBuilder<number> {
  * What the webhook area deletes once nobody needs it. Finished deliveries (succeeded, failed or cancelled) and
  * their attempts go once they finished longer ago than the account's `webhook_retention_days`; events go after
  * the same period once no delivery refers to them; idempotency keys go when their 24 hours are over. Pending
- * and held deliveries are never pruned. Each call deletes one bounded batch.
+ * and held deliveries are never pruned. Each call deletes one bounded batch. Cross-account: it goes through every
+ * account, each by its own retention period.
  */
 export class WebhookRetention {
   /** Per account, the event (created_at, id) pruneEvents read last; see there. */

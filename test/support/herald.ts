@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { createServer } from 'node:net'
 import { Writable } from 'node:stream'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, inject } from 'vitest'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject } from 'vitest'
 import { type Herald, openHerald } from '../../src/herald.js'
 import { loadConfig } from '../../src/platform/config.js'
 import { createLogger } from '../../src/platform/logger.js'
@@ -9,6 +9,7 @@ import type { App } from '../../src/platform/http/types.js'
 import { type Database, openDatabase } from '../../src/platform/storage/database.js'
 import { buildServer } from '../../src/server.js'
 import { TestClock } from './clock.js'
+import { auditTenancy, type TenancyAudit } from './tenancy-audit.js'
 import { createTestDatabase, type DialectName, type TestDatabase } from './dialects.js'
 
 export const OPERATOR_TOKEN = 'operator-token-for-tests-0123456789abcdef'
@@ -34,6 +35,8 @@ export interface TestHerald {
   /** Every log line Herald wrote, as JSON text. */
   logs: string[]
   database: TestDatabase
+  /** Every statement Herald sends is checked for its account (see auditTenancy); closing fails on a violation. */
+  tenancy: TenancyAudit
   close(): Promise<void>
 }
 
@@ -102,6 +105,7 @@ export async function startHerald(dialect: DialectName, options: StartOptions = 
   })
   const clock = new TestClock(shared?.clock.now())
   const herald = await openHerald({ config, log: createLogger(config.logLevel, sink), clock })
+  const tenancy = auditTenancy(herald.database.db)
   await herald.startBackgroundWork()
   const app = await buildServer(herald)
   await app.listen({ port, host: '127.0.0.1' })
@@ -118,10 +122,13 @@ export async function startHerald(dialect: DialectName, options: StartOptions = 
     secretKey,
     logs,
     database,
+    tenancy,
     async close() {
       await app.close()
       await herald.close()
+      tenancy.stop()
       if (!shared) await database.drop()
+      expect(tenancy.violations, 'statements that touch a tenant table without naming an account').toEqual([])
     },
   }
 }

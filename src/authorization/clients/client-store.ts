@@ -4,11 +4,11 @@ import type { Awaitable } from '../../platform/cache/awaitable.js'
 import type { TtlCache } from '../../platform/cache/ttl-cache.js'
 import type { CacheInvalidation } from '../../platform/cache/invalidation.js'
 import type { ClientKind, ClientsTable, DB, TokenEndpointAuthMethod } from '../../platform/storage/schema.js'
+import { forAccount } from '../../platform/storage/account-queries.js'
 import type { Tx } from '../../platform/storage/transaction.js'
 import { inList } from '../../platform/storage/in-list.js'
 import { sha256 } from '../../platform/crypto/random.js'
 import { looksLikeId } from '../../platform/ids.js'
-import { inAccountOrder } from '../../platform/pagination.js'
 import { type ClientMetadata, DEFAULT_METADATA, clientKind, scopesOf } from './client-metadata.js'
 import { secretDigestOf } from './secrets.js'
 
@@ -82,13 +82,13 @@ export class ClientStore {
 
   async read(db: Kysely<DB>, accountId: string, clientId: string): Promise<RegisteredClient | undefined> {
     if (!looksLikeId('cli', clientId)) return undefined
-    const row = await db.selectFrom('clients').selectAll().where('account_id', '=', accountId).where('id', '=', clientId).executeTakeFirst()
+    const row = await forAccount(db, accountId).selectFrom('clients').selectAll().where('id', '=', clientId).executeTakeFirst()
     return row && fromRow(row)
   }
 
   /** A page of the account's clients, oldest first, after the keyset position `after` (a client id). */
   async list(accountId: string, limit: number, after: string | undefined): Promise<RegisteredClient[]> {
-    let query = inAccountOrder(this.db.selectFrom('clients').selectAll(), accountId, 'asc').limit(limit)
+    let query = forAccount(this.db, accountId).listFrom('clients', 'asc').selectAll().limit(limit)
     if (after !== undefined) query = query.where('id', '>', after)
     return (await query.execute()).map(fromRow)
   }
@@ -104,7 +104,7 @@ export class ClientStore {
       created_at: now,
       updated_at: now,
     }
-    await tx.db.insertInto('clients').values(row).execute()
+    await forAccount(tx.db, accountId).insertInto('clients', row).execute()
     await this.#writeScopes(tx, accountId, id, metadata)
     // Nothing caches a missing client, but per-account views of all clients (CORS origins) must refresh.
     await this.invalidation.record(tx, 'client', cacheKey(accountId, id))
@@ -121,7 +121,7 @@ export class ClientStore {
       updated_at: now,
       ...(credentialsChanged && { credentials_changed_at: nextCredentialsVersion(now) }),
     }
-    await tx.db.updateTable('clients').set(changes).where('account_id', '=', client.accountId).where('id', '=', client.id).execute()
+    await forAccount(tx.db, client.accountId).updateTable('clients').set(changes).where('id', '=', client.id).execute()
     await this.#writeScopes(tx, client.accountId, client.id, metadata)
     await this.invalidation.record(tx, 'client', cacheKey(client.accountId, client.id))
     const updated = await this.read(tx.db, client.accountId, client.id)
@@ -132,10 +132,9 @@ export class ClientStore {
   /** Replaces the secret and refuses, from now on, the tokens issued under the old one. */
   async replaceSecret(tx: Tx, accountId: string, clientId: string, secretHash: string): Promise<boolean> {
     const now = this.clock.now()
-    const result = await tx.db
+    const result = await forAccount(tx.db, accountId)
       .updateTable('clients')
       .set({ secret_hash: secretHash, credentials_changed_at: nextCredentialsVersion(now), updated_at: now })
-      .where('account_id', '=', accountId)
       .where('id', '=', clientId)
       .executeTakeFirst()
     await this.invalidation.record(tx, 'client', cacheKey(accountId, clientId))
@@ -143,18 +142,18 @@ export class ClientStore {
   }
 
   async delete(tx: Tx, accountId: string, clientId: string): Promise<boolean> {
-    await tx.db.deleteFrom('client_scopes').where('account_id', '=', accountId).where('client_id', '=', clientId).execute()
-    const result = await tx.db.deleteFrom('clients').where('account_id', '=', accountId).where('id', '=', clientId).executeTakeFirst()
+    const account = forAccount(tx.db, accountId)
+    await account.deleteFrom('client_scopes').where('client_id', '=', clientId).execute()
+    const result = await account.deleteFrom('clients').where('id', '=', clientId).executeTakeFirst()
     await this.invalidation.record(tx, 'client', cacheKey(accountId, clientId))
     return result.numDeletedRows > 0n
   }
 
   /** The ids of the account's clients allowed `scope`, at most `limit` of them. */
   async clientsAllowing(tx: Tx, accountId: string, scope: string, limit: number): Promise<string[]> {
-    const rows = await tx.db
+    const rows = await forAccount(tx.db, accountId)
       .selectFrom('client_scopes')
       .select('client_id')
-      .where('account_id', '=', accountId)
       .where('scope', '=', scope)
       .orderBy('client_id')
       .limit(limit)
@@ -163,14 +162,10 @@ export class ClientStore {
   }
 
   async #writeScopes(tx: Tx, accountId: string, clientId: string, metadata: ClientMetadata): Promise<void> {
-    await tx.db.deleteFrom('client_scopes').where('account_id', '=', accountId).where('client_id', '=', clientId).execute()
+    const account = forAccount(tx.db, accountId)
+    await account.deleteFrom('client_scopes').where('client_id', '=', clientId).execute()
     const scopes = scopesOf(metadata)
-    if (scopes.length > 0) {
-      await tx.db
-        .insertInto('client_scopes')
-        .values(scopes.map((scope) => ({ account_id: accountId, client_id: clientId, scope })))
-        .execute()
-    }
+    if (scopes.length > 0) await account.insertInto('client_scopes', scopes.map((scope) => ({ client_id: clientId, scope }))).execute()
   }
 }
 

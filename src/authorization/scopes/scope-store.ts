@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely'
 import type { DB } from '../../platform/storage/schema.js'
 import type { Tx } from '../../platform/storage/transaction.js'
+import { forAccount } from '../../platform/storage/account-queries.js'
 
 /** The OpenID Connect scopes (OIDC Core §5.4, §11): present in every account, listed like any other scope. */
 export const OIDC_SCOPES: ReadonlyArray<{ name: string; description: string }> = [
@@ -11,13 +12,12 @@ export const OIDC_SCOPES: ReadonlyArray<{ name: string; description: string }> =
 ]
 
 export async function insertOidcScopes(tx: Tx, accountId: string, now: number): Promise<void> {
-  await tx.db
-    .insertInto('scopes')
-    .values(OIDC_SCOPES.map((scope) => ({ account_id: accountId, ...scope, kind: 'oidc' as const, created_at: now, updated_at: now })))
+  await forAccount(tx.db, accountId)
+    .insertInto('scopes', OIDC_SCOPES.map((scope) => ({ ...scope, kind: 'oidc' as const, created_at: now, updated_at: now })))
     .execute()
 }
 
 export async function listScopeNames(db: Kysely<DB>, accountId: string): Promise<string[]> {
-  const rows = await db.selectFrom('scopes').select('name').where('account_id', '=', accountId).execute()
+  const rows = await forAccount(db, accountId).selectFrom('scopes').select('name').execute()
   return rows.map((row) => row.name)
 }

@@ -3,11 +3,12 @@ import { type Clock, toRfc3339 } from '../../platform/clock.js'
 import type { Outbox } from '../../platform/events/outbox.js'
 import { ProblemError, notFound } from '../../platform/http/problems.js'
 import { isReservedScope } from '../../platform/management-auth/scopes.js'
-import { decodeCursor, inAccountOrder, type Page, toPage } from '../../platform/pagination.js'
+import { decodeCursor, type Page, toPage } from '../../platform/pagination.js'
 import type { DB, ScopeKind, ScopesTable } from '../../platform/storage/schema.js'
 import { transaction } from '../../platform/storage/transaction.js'
 import type { ClientStore } from '../clients/client-store.js'
 import { isValidScopeToken } from '../token/scope-policy.js'
+import { forAccount } from '../../platform/storage/account-queries.js'
 
 export interface ScopeView {
   name: string
@@ -42,11 +43,11 @@ export class Scopes {
       throw new ProblemError('validation_failed', 'names starting with herald: are reserved', [{ pointer: '/body/name', message: 'is reserved' }])
     }
     return transaction(this.db, async (tx) => {
-      const existing = await tx.db.selectFrom('scopes').select('name').where('account_id', '=', accountId).where('name', '=', name).executeTakeFirst()
+      const existing = await forAccount(tx.db, accountId).selectFrom('scopes').select('name').where('name', '=', name).executeTakeFirst()
       if (existing) throw new ProblemError('conflict', `The scope ${name} already exists`)
       const now = this.clock.now()
       const row: ScopesTable = { account_id: accountId, name, description, kind: 'custom', created_at: now, updated_at: now }
-      await tx.db.insertInto('scopes').values(row).execute()
+      await forAccount(tx.db, accountId).insertInto('scopes', row).execute()
       const view = toView(row)
       await this.outbox.record(tx, accountId, 'oauth.scope.created', view, now)
       return view
@@ -58,7 +59,7 @@ export class Scopes {
   }
 
   async list(accountId: string, limit: number, cursor: string | undefined): Promise<Page<ScopeView>> {
-    let query = inAccountOrder(this.db.selectFrom('scopes').selectAll(), accountId, 'asc', 'name').limit(limit + 1)
+    let query = forAccount(this.db, accountId).listFrom('scopes', 'asc', 'name').selectAll().limit(limit + 1)
     const after = decodeCursor(cursor)
     if (after !== undefined) query = query.where('name', '>', after)
     const rows = await query.execute()
@@ -69,7 +70,7 @@ export class Scopes {
     return transaction(this.db, async (tx) => {
       const row = await this.#existing(tx.db, accountId, name)
       const now = this.clock.now()
-      await tx.db.updateTable('scopes').set({ description, updated_at: now }).where('account_id', '=', accountId).where('name', '=', name).execute()
+      await forAccount(tx.db, accountId).updateTable('scopes').set({ description, updated_at: now }).where('name', '=', name).execute()
       const view = toView({ ...row, description, updated_at: now })
       await this.outbox.record(tx, accountId, 'oauth.scope.updated', view, now)
       return view
@@ -85,13 +86,13 @@ export class Scopes {
       if (users.length > 0) {
         throw new ProblemError('conflict', `Clients still allow ${name}; remove it from them first: ${users.join(', ')}${users.length === CLIENTS_NAMED ? ', …' : ''}`)
       }
-      await tx.db.deleteFrom('scopes').where('account_id', '=', accountId).where('name', '=', name).execute()
+      await forAccount(tx.db, accountId).deleteFrom('scopes').where('name', '=', name).execute()
       await this.outbox.record(tx, accountId, 'oauth.scope.deleted', { name }, this.clock.now())
     })
   }
 
   async #existing(db: Kysely<DB>, accountId: string, name: string): Promise<ScopesTable> {
-    const row = !isValidScopeToken(name) ? undefined : await db.selectFrom('scopes').selectAll().where('account_id', '=', accountId).where('name', '=', name).executeTakeFirst()
+    const row = !isValidScopeToken(name) ? undefined : await forAccount(db, accountId).selectFrom('scopes').selectAll().where('name', '=', name).executeTakeFirst()
     if (!row) throw notFound(`Scope ${name}`)
     return row
   }

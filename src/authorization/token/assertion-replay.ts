@@ -38,7 +38,7 @@ export class AssertionReplay {
 
   /**
    * Deletes at most `limit` rows of assertions that have expired; answers how many went. A row that a new use took
-   * over meanwhile (a later expiry) is kept.
+   * over meanwhile (a later expiry) is kept. Cross-account: housekeeping, not a tenant's query.
    */
   async pruneExpired(limit: number): Promise<number> {
     return this.dialect.deleteBatch(this.db, 'client_assertion_jtis', { condition: sql`expires_at <= ${this.clock.now()}`, orderBy: 'expires_at', limit })

@@ -13,6 +13,7 @@ import { inList } from '../storage/in-list.js'
 import { KeyMaterials, LoadedKey, type PublicKeyRow } from './key-material.js'
 import { type GeneratedKey, type JwtSigner, generateSigningKey } from './material.js'
 import { type KeyTimeline, planRotation, publishedKeysAt, signingKeyAt } from './policy.js'
+import { forAccount } from '../storage/account-queries.js'
 
 export { LoadedKey } from './key-material.js'
 
@@ -112,10 +113,9 @@ export class KeyStore {
     for (const key of fresh) {
       const plan = planRotation(current, key.alg, now, longestTokenSeconds)
       for (const retiring of plan.retiring) {
-        await tx.db
+        await forAccount(tx.db, accountId)
           .updateTable('signing_keys')
           .set({ retires_at: retiring.retiresAt, published_until: retiring.publishedUntil })
-          .where('account_id', '=', accountId)
           .where('id', '=', retiring.kid)
           .execute()
       }
@@ -135,7 +135,7 @@ export class KeyStore {
     const rows = await this.#rows(tx.db, accountId)
     const row = looksLikeId('key', kid) ? rows.find((candidate) => candidate.id === kid && candidate.revoked_at === null) : undefined
     if (!row) throw notFound(`Key ${kid}`)
-    await tx.db.updateTable('signing_keys').set({ revoked_at: now }).where('account_id', '=', accountId).where('id', '=', kid).execute()
+    await forAccount(tx.db, accountId).updateTable('signing_keys').set({ revoked_at: now }).where('id', '=', kid).execute()
 
     const remaining = rows.filter((candidate) => candidate.id !== kid).map(toTimeline)
     if (row.signs_from > now) await this.#handOverPast(tx, accountId, toTimeline(row), remaining, longestTokenSeconds)
@@ -144,7 +144,7 @@ export class KeyStore {
         .filter((key) => key.alg === row.alg && key.revokedAt === null && key.signsFrom > now)
         .sort((a, b) => a.signsFrom - b.signsFrom)[0]
       if (upcoming) {
-        await tx.db.updateTable('signing_keys').set({ signs_from: now }).where('account_id', '=', accountId).where('id', '=', upcoming.kid).execute()
+        await forAccount(tx.db, accountId).updateTable('signing_keys').set({ signs_from: now }).where('id', '=', upcoming.kid).execute()
       } else {
         // Rare (an emergency with no successor ready): the transaction waits for this one key's generation.
         const kid = newId('key', now)
@@ -166,10 +166,9 @@ export class KeyStore {
       .filter((key) => key.alg === revoked.alg && key.revokedAt === null && key.signsFrom > revoked.signsFrom)
       .sort((a, b) => a.signsFrom - b.signsFrom)[0]
     const retiresAt = successor?.signsFrom ?? null
-    await tx.db
+    await forAccount(tx.db, accountId)
       .updateTable('signing_keys')
       .set({ retires_at: retiresAt, published_until: retiresAt === null ? null : retiresAt + longestTokenSeconds * 1000 })
-      .where('account_id', '=', accountId)
       .where('alg', '=', revoked.alg)
       .where('retires_at', '=', revoked.signsFrom)
       .where('revoked_at', 'is', null)
@@ -198,17 +197,17 @@ export class KeyStore {
       published_until: null,
       revoked_at: null,
     }
-    await tx.db.insertInto('signing_keys').values(row).execute()
+    await forAccount(tx.db, accountId).insertInto('signing_keys', row).execute()
     return toView(row, now)
   }
 
   #rows(db: Kysely<DB>, accountId: string): Promise<SigningKeysTable[]> {
-    return db.selectFrom('signing_keys').selectAll().where('account_id', '=', accountId).orderBy('signs_from').execute()
+    return forAccount(db, accountId).selectFrom('signing_keys').selectAll().orderBy('signs_from').execute()
   }
 
   /** A key's private key as PEM, opened from its row; a key sealed for another row is refused (SecretBox.open). */
   async #openPrivateKey(accountId: string, kid: string): Promise<string> {
-    const row = await this.db.selectFrom('signing_keys').select('private_key').where('account_id', '=', accountId).where('id', '=', kid).executeTakeFirst()
+    const row = await forAccount(this.db, accountId).selectFrom('signing_keys').select('private_key').where('id', '=', kid).executeTakeFirst()
     if (!row) throw new Error(`Key ${kid} of account ${accountId} is gone`)
     return this.box.open(row.private_key, sealContext(accountId, kid))
   }

@@ -10,6 +10,7 @@ import { inList } from '../storage/in-list.js'
 import type { Outbox } from '../events/outbox.js'
 import { audienceProblem } from '../audience.js'
 import { ProblemError, notFound } from '../http/problems.js'
+import { forAccount } from '../storage/account-queries.js'
 
 /**
  * An account's settings, as every part of Herald reads them, the API shows them and the row stores them: one
@@ -80,7 +81,7 @@ export class SettingsStore {
   }
 
   async read(db: Kysely<DB>, accountId: string): Promise<AccountSettings | undefined> {
-    const row = await db.selectFrom('account_settings').selectAll().where('account_id', '=', accountId).executeTakeFirst()
+    const row = await forAccount(db, accountId).selectFrom('account_settings').selectAll().executeTakeFirst()
     return row && fromRow(row)
   }
 
@@ -99,7 +100,7 @@ export class SettingsStore {
     const now = this.clock.now()
     // Touching the row first locks it (on PostgreSQL) until commit, so a concurrent change can't slip in
     // between the read and the write and be lost, or break the check between two lifetimes.
-    await tx.db.updateTable('account_settings').set({ updated_at: now }).where('account_id', '=', accountId).execute()
+    await forAccount(tx.db, accountId).updateTable('account_settings').set({ updated_at: now }).execute()
     const current = await this.read(tx.db, accountId)
     if (!current) throw notFound('The account settings')
     const next = { ...current, ...patch }
@@ -108,16 +109,14 @@ export class SettingsStore {
         { pointer: '/body/refresh_token_absolute_ttl', message: 'must be at least refresh_token_idle_ttl' },
       ])
     }
-    await tx.db
+    await forAccount(tx.db, accountId)
       .updateTable('account_settings')
       .set({ ...next, webhook_retry_schedule: JSON.stringify(next.webhook_retry_schedule), updated_at: now })
-      .where('account_id', '=', accountId)
       .execute()
     const longestMs = longestSignedTokenLifetime(next) * 1000
-    await tx.db
+    await forAccount(tx.db, accountId)
       .updateTable('signing_keys')
       .set((eb) => ({ published_until: eb('retires_at', '+', longestMs) }))
-      .where('account_id', '=', accountId)
       .where('retires_at', '>', now)
       .where((eb) => eb('published_until', '<', eb('retires_at', '+', longestMs)))
       .execute()
@@ -128,9 +127,8 @@ export class SettingsStore {
   }
 
   async insertDefaults(tx: Tx, accountId: string): Promise<AccountSettings> {
-    await tx.db
-      .insertInto('account_settings')
-      .values({ ...DEFAULT_SETTINGS, webhook_retry_schedule: JSON.stringify(DEFAULT_SETTINGS.webhook_retry_schedule), account_id: accountId, updated_at: this.clock.now() })
+    await forAccount(tx.db, accountId)
+      .insertInto('account_settings', { ...DEFAULT_SETTINGS, webhook_retry_schedule: JSON.stringify(DEFAULT_SETTINGS.webhook_retry_schedule), updated_at: this.clock.now() })
       .execute()
     return DEFAULT_SETTINGS
   }

@@ -18,7 +18,7 @@ import { completionSqlFor } from './sql/index.js'
 /**
  * The end of attempts: each batch of outcomes is written in one fenced update (a worker that lost its lease can't
  * overwrite the new owner's result), with the attempts' records, the leases' release, the endpoints' health and the
- * failure events.
+ * failure events. Cross-account: a batch holds the outcomes of any accounts' claimed deliveries, written by id.
  */
 export class DeliveryCompletions {
   readonly #sql: CompletionSql

@@ -2,8 +2,9 @@ import { type Kysely, type SqlBool, sql } from 'kysely'
 import { type Clock, optionalRfc3339, toRfc3339 } from '../../platform/clock.js'
 import { ProblemError, notFound } from '../../platform/http/problems.js'
 import { idBoundary, looksLikeId } from '../../platform/ids.js'
-import { decodeCursor, inAccountOrder, type Page, toPage } from '../../platform/pagination.js'
+import { decodeCursor, type Page, toPage } from '../../platform/pagination.js'
 import type { SqlDialect } from '../../platform/storage/dialects/index.js'
+import { forAccount } from '../../platform/storage/account-queries.js'
 import type { DB, DeliveryStatus, WebhookAttemptsTable, WebhookDeliveriesTable } from '../../platform/storage/schema.js'
 import { transaction } from '../../platform/storage/transaction.js'
 import { notForClaims } from './leases.js'
@@ -57,7 +58,7 @@ export const ON_UNSUCCEEDED_INDEX = sql<SqlBool>`status <> 'succeeded' and ${not
  * the endpoint's whole history.
  */
 export function endpointDeliveriesIn(db: Kysely<DB>, accountId: string, endpointId: string, status: Exclude<DeliveryStatus, 'succeeded'>) {
-  return db.selectFrom('webhook_deliveries').select('id').where('account_id', '=', accountId).where('endpoint_id', '=', endpointId).where('status', '=', status).where(ON_UNSUCCEEDED_INDEX).orderBy('id')
+  return forAccount(db, accountId).selectFrom('webhook_deliveries').select('id').where('endpoint_id', '=', endpointId).where('status', '=', status).where(ON_UNSUCCEEDED_INDEX).orderBy('id')
 }
 
 /** A delivery waiting for its endpoint to be enabled: due at no time. */
@@ -82,7 +83,7 @@ export class Deliveries {
 
   async list(accountId: string, filter: DeliveryFilter, limit: number, cursor: string | undefined): Promise<Page<DeliveryView>> {
     const before = decodeCursor(cursor)
-    let query = inAccountOrder(this.db.selectFrom('webhook_deliveries').selectAll(), accountId, 'desc').limit(limit + 1)
+    let query = forAccount(this.db, accountId).listFrom('webhook_deliveries', 'desc').selectAll().limit(limit + 1)
     if (before !== undefined) query = query.where('id', '<', before)
     if (filter.until !== undefined) query = query.where('id', '<', idBoundary('dlv', filter.until))
     if (filter.since !== undefined) query = query.where('id', '>=', idBoundary('dlv', filter.since))
@@ -97,7 +98,7 @@ export class Deliveries {
 
   async get(accountId: string, deliveryId: string): Promise<DeliveryView & { attempts: AttemptView[] }> {
     const row = await this.#existing(this.db, accountId, deliveryId)
-    const attempts = await this.db.selectFrom('webhook_attempts').selectAll().where('account_id', '=', accountId).where('delivery_id', '=', deliveryId).orderBy('number').execute()
+    const attempts = await forAccount(this.db, accountId).selectFrom('webhook_attempts').selectAll().where('delivery_id', '=', deliveryId).orderBy('number').execute()
     return { ...toView(row), attempts: attempts.map(toAttemptView) }
   }
 
@@ -113,12 +114,12 @@ export class Deliveries {
       if (row.status === 'cancelled') throw new ProblemError('conflict', 'The endpoint was deleted: this delivery was cancelled')
       if (row.lease_token !== null) throw new ProblemError('conflict', 'An attempt of this delivery is in flight')
       const now = this.clock.now()
-      const endpointStatus = await endpointStatusForWrites(tx, this.dialect, row.endpoint_id)
+      const endpointStatus = await endpointStatusForWrites(tx, this.dialect, accountId, row.endpoint_id)
       // Finished before its endpoint was deleted (deleting cancels only what had not finished), or waiting for the
       // delete's sweep to cancel it: nowhere to send it.
       if (endpointStatus === undefined) throw new ProblemError('conflict', 'The endpoint was deleted: this delivery has nowhere to go')
       if (row.status === 'held' && endpointStatus === 'disabled') throw new ProblemError('conflict', 'The endpoint is disabled: enable it and its held deliveries flow')
-      const { changes, requeued } = await requeue(tx, this.wake, [row.id], row.status, endpointStatus === 'active', now)
+      const { changes, requeued } = await requeue(tx, this.wake, accountId, [row.id], row.status, endpointStatus === 'active', now)
       if (requeued === 0) {
         // Changed since it was read: deleted by retention (404), leased by a worker, or retried by another request.
         await this.#existing(tx.db, accountId, deliveryId)
@@ -130,7 +131,7 @@ export class Deliveries {
 
   async #existing(db: Kysely<DB>, accountId: string, deliveryId: string): Promise<WebhookDeliveriesTable> {
     const row = looksLikeId('dlv', deliveryId)
-      ? await db.selectFrom('webhook_deliveries').selectAll().where('account_id', '=', accountId).where('id', '=', deliveryId).executeTakeFirst()
+      ? await forAccount(db, accountId).selectFrom('webhook_deliveries').selectAll().where('id', '=', deliveryId).executeTakeFirst()
       : undefined
     if (!row) throw notFound(`Delivery ${deliveryId}`)
     return row

@@ -37,6 +37,8 @@ const ENDPOINTS_PER_CLAIM = 200
  * the lost attempt as `worker_lost`. Each claim also counts its deliveries per endpoint in `webhook_leases`,
  * which is how other processes learn an endpoint's deliveries in flight. Completions are written in batches and
  * fenced by the lease token, so a worker that lost its lease can't overwrite the new owner's result.
+ *
+ * Cross-account: a claim takes the due deliveries of every account (see docs/architecture/tenancy.md).
  */
 export class DeliveryQueue {
   /** Names this process's leases, whose attempts in flight it counts itself (see claim). */

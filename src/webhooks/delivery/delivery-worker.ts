@@ -235,7 +235,7 @@ export class DeliveryWorker {
   }
 
   async #attempt(delivery: ClaimedDelivery): Promise<AttemptOutcome | undefined> {
-    const target = await this.endpoints.target(delivery.endpointId)
+    const target = await this.endpoints.target(delivery.accountId, delivery.endpointId)
     // Deleted since the claim: the delivery is cancelled and its lease token gone, so there is nothing to record.
     if (!target) return undefined
     return this.sender.send(delivery, target)

@@ -39,7 +39,10 @@ export function disableReason(failingSince: number | null, gone: boolean, disabl
   return failingSince !== null && now - failingSince >= limitMs ? 'failing' : null
 }
 
-/** Endpoint health as the completion of attempts writes it: runs of failures, and disabling an endpoint for them. */
+/**
+ * Endpoint health as the completion of attempts writes it: runs of failures, and disabling an endpoint for them.
+ * Cross-account: a batch of completions names its endpoints by id, whatever their accounts.
+ */
 export class EndpointHealth {
   constructor(
     private readonly dialect: SqlDialect,

@@ -20,7 +20,8 @@ export interface FannedEvent {
  * Turns events into deliveries: one per subscribed endpoint whose patterns match, `pending` for an active
  * endpoint and `held` for a disabled one (see insertDeliveries). It runs in the transaction that marks the events
  * fanned out, so an event is fanned out exactly once: published events in their publishing transaction, outbox
- * events in a batch claimed by a worker, never by the request that recorded them.
+ * events in a batch claimed by a worker, never by the request that recorded them. Cross-account: a batch holds
+ * several accounts' events, and each delivery carries its event's account.
  */
 export class FanOut {
   constructor(

@@ -3,10 +3,12 @@ import { type Clock, optionalRfc3339, toRfc3339 } from '../../platform/clock.js'
 import { notFound } from '../../platform/http/problems.js'
 import { idBoundary, looksLikeId, newId } from '../../platform/ids.js'
 import type { SqlDialect } from '../../platform/storage/dialects/index.js'
+import { forAccount } from '../../platform/storage/account-queries.js'
 import type { DB, WebhookJobsTable } from '../../platform/storage/schema.js'
 import { transaction } from '../../platform/storage/transaction.js'
 import { endpointDeliveriesIn } from './deliveries.js'
 import { endpointStatusForWrites, requeue } from './requeue.js'
+import { pickRecoveryJob } from '../worker-picks.js'
 import type { WakeSignal } from './wake.js'
 
 export interface JobView {
@@ -36,13 +38,12 @@ export class RecoveryJobs {
 
   async create(accountId: string, endpointId: string, since: number): Promise<JobView> {
     return transaction(this.db, async (tx) => {
-      const endpoint = looksLikeId('ep', endpointId)
-        ? await tx.db.selectFrom('webhook_endpoints').select('id').where('account_id', '=', accountId).where('id', '=', endpointId).executeTakeFirst()
-        : undefined
+      const account = forAccount(tx.db, accountId)
+      const endpoint = looksLikeId('ep', endpointId) ? await account.selectFrom('webhook_endpoints').select('id').where('id', '=', endpointId).executeTakeFirst() : undefined
       if (!endpoint) throw notFound(`Endpoint ${endpointId}`)
       const now = this.clock.now()
       const row: WebhookJobsTable = { id: newId('job', now), account_id: accountId, kind: 'recover', endpoint_id: endpointId, since, status: 'pending', position: null, requeued: 0, created_at: now, finished_at: null }
-      await tx.db.insertInto('webhook_jobs').values(row).execute()
+      await account.insertInto('webhook_jobs', row).execute()
       await this.wake.send(tx, 'jobs')
       return toView(row)
     })
@@ -50,7 +51,7 @@ export class RecoveryJobs {
 
   async get(accountId: string, jobId: string): Promise<JobView> {
     const row = looksLikeId('job', jobId)
-      ? await this.db.selectFrom('webhook_jobs').selectAll().where('account_id', '=', accountId).where('id', '=', jobId).executeTakeFirst()
+      ? await forAccount(this.db, accountId).selectFrom('webhook_jobs').selectAll().where('id', '=', jobId).executeTakeFirst()
       : undefined
     if (!row) throw notFound(`Job ${jobId}`)
     return toView(row)
@@ -59,11 +60,10 @@ export class RecoveryJobs {
   /** One batch of the oldest unfinished job; answers false when there was none to work on. */
   async runBatch(batch: number): Promise<boolean> {
     return transaction(this.db, async (tx) => {
-      const pending = tx.db.selectFrom('webhook_jobs').selectAll().where('status', '=', 'pending').orderBy('created_at').limit(1)
-      const job = await this.dialect.forUpdate(pending, { skipLocked: true }).executeTakeFirst()
+      const job = await pickRecoveryJob(tx, this.dialect)
       if (!job) return false
       const now = this.clock.now()
-      const endpointStatus = await endpointStatusForWrites(tx, this.dialect, job.endpoint_id)
+      const endpointStatus = await endpointStatusForWrites(tx, this.dialect, job.account_id, job.endpoint_id)
       let failed: string[] = []
       if (endpointStatus !== undefined) {
         const from = job.position ?? idBoundary('dlv', job.since)
@@ -73,9 +73,9 @@ export class RecoveryJobs {
           .execute()
         failed = rows.map((row) => row.id)
       }
-      const { requeued } = await requeue(tx, this.wake, failed, 'failed', endpointStatus === 'active', now)
+      const { requeued } = await requeue(tx, this.wake, job.account_id, failed, 'failed', endpointStatus === 'active', now)
       const done = failed.length < batch
-      await tx.db
+      await forAccount(tx.db, job.account_id)
         .updateTable('webhook_jobs')
         .set({ position: failed.at(-1) ?? job.position, requeued: job.requeued + requeued, status: done ? 'done' : 'pending', finished_at: done ? now : null })
         .where('id', '=', job.id)

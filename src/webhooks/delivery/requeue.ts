@@ -1,3 +1,4 @@
+import { forAccount } from '../../platform/storage/account-queries.js'
 import type { SqlDialect } from '../../platform/storage/dialects/index.js'
 import type { DeliveryStatus, EndpointStatus } from '../../platform/storage/schema.js'
 import type { Tx } from '../../platform/storage/transaction.js'
@@ -11,8 +12,8 @@ import type { WakeSignal } from './wake.js'
  * (and holds, releases or cancels them). Read without the lock, a retry racing a delete left a pending delivery of
  * an endpoint that no longer existed, which no worker would ever claim.
  */
-export async function endpointStatusForWrites(tx: Tx, dialect: SqlDialect, endpointId: string): Promise<EndpointStatus | undefined> {
-  const query = tx.db.selectFrom('webhook_endpoints').select('status').where('id', '=', endpointId)
+export async function endpointStatusForWrites(tx: Tx, dialect: SqlDialect, accountId: string, endpointId: string): Promise<EndpointStatus | undefined> {
+  const query = forAccount(tx.db, accountId).selectFrom('webhook_endpoints').select('status').where('id', '=', endpointId)
   return (await dialect.forKeyShare(query).executeTakeFirst())?.status
 }
 
@@ -24,10 +25,10 @@ export async function endpointStatusForWrites(tx: Tx, dialect: SqlDialect, endpo
  * again and finished meanwhile, it would be sent once more), as is one a worker holds right now and one deleted
  * meanwhile (by retention). Answers the columns it set and how many deliveries it changed.
  */
-export async function requeue(tx: Tx, wake: WakeSignal, deliveryIds: readonly string[], from: DeliveryStatus, endpointActive: boolean, now: number) {
+export async function requeue(tx: Tx, wake: WakeSignal, accountId: string, deliveryIds: readonly string[], from: DeliveryStatus, endpointActive: boolean, now: number) {
   const changes = { status: endpointActive ? 'pending' : 'held', next_attempt_at: endpointActive ? now : null, finished_at: null } as const
   if (deliveryIds.length === 0) return { changes, requeued: 0 }
-  const result = await tx.db.updateTable('webhook_deliveries').set(changes).where('id', 'in', deliveryIds).where('status', '=', from).where('lease_token', 'is', null).executeTakeFirst()
+  const result = await forAccount(tx.db, accountId).updateTable('webhook_deliveries').set(changes).where('id', 'in', deliveryIds).where('status', '=', from).where('lease_token', 'is', null).executeTakeFirst()
   const requeued = Number(result.numUpdatedRows)
   if (endpointActive && requeued > 0) await wake.send(tx, 'deliveries')
   return { changes, requeued }

@@ -1,9 +1,10 @@
 import type { Kysely } from 'kysely'
 import type { CacheInvalidation } from '../../platform/cache/invalidation.js'
-import type { Awaitable } from '../../platform/cache/awaitable.js'
+import { type Awaitable, andThen } from '../../platform/cache/awaitable.js'
 import type { TtlCache } from '../../platform/cache/ttl-cache.js'
 import type { SecretBox } from '../../platform/crypto/secret-box.js'
 import type { SqlDialect } from '../../platform/storage/dialects/index.js'
+import { forAccount } from '../../platform/storage/account-queries.js'
 import type { DB, EndpointStatus, WebhookEndpointsTable } from '../../platform/storage/schema.js'
 import type { Tx } from '../../platform/storage/transaction.js'
 import { secretKey } from '../delivery/signing.js'
@@ -44,11 +45,13 @@ export class EndpointStore {
     this.#routes = invalidation.cache('webhook_routes')
   }
 
-  target(endpointId: string): Awaitable<DeliveryTarget | undefined> {
-    return this.#targets.get(endpointId, async () => {
-      const row = await this.db.selectFrom('webhook_endpoints').selectAll().where('id', '=', endpointId).executeTakeFirst()
+  /** The account's endpoint: a cached target of another account's is as absent as one that doesn't exist. */
+  target(accountId: string, endpointId: string): Awaitable<DeliveryTarget | undefined> {
+    const cached = this.#targets.get(endpointId, async () => {
+      const row = await forAccount(this.db, accountId).selectFrom('webhook_endpoints').selectAll().where('id', '=', endpointId).executeTakeFirst()
       return row && this.#toTarget(row)
     })
+    return andThen(cached, (target) => (target?.accountId === accountId ? target : undefined))
   }
 
   /** `db` is the caller's transaction when there is one: SQLite has a single connection, which it holds. */
@@ -57,7 +60,7 @@ export class EndpointStore {
   }
 
   async #readRoutes(db: Kysely<DB>, accountId: string): Promise<Route[]> {
-    const rows = await db.selectFrom('webhook_subscriptions').select(['endpoint_id', 'event_types']).where('account_id', '=', accountId).execute()
+    const rows = await forAccount(db, accountId).selectFrom('webhook_subscriptions').select(['endpoint_id', 'event_types']).execute()
     return rows.map((row) => ({ endpointId: row.endpoint_id, patterns: JSON.parse(row.event_types) as string[] }))
   }
 
@@ -66,7 +69,7 @@ export class EndpointStore {
    * into it, and may change its status (see Endpoints, #lockForStatusChange).
    */
   async read(db: Kysely<DB>, accountId: string, endpointId: string, forChange = false): Promise<WebhookEndpointsTable | undefined> {
-    const query = db.selectFrom('webhook_endpoints').selectAll().where('account_id', '=', accountId).where('id', '=', endpointId)
+    const query = forAccount(db, accountId).selectFrom('webhook_endpoints').selectAll().where('id', '=', endpointId)
     return (forChange ? this.dialect.forUpdate(query) : query).executeTakeFirst()
   }
 

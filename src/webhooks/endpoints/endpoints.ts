@@ -3,8 +3,9 @@ import { type Clock, optionalRfc3339, toRfc3339 } from '../../platform/clock.js'
 import type { Outbox } from '../../platform/events/outbox.js'
 import { ProblemError, notFound } from '../../platform/http/problems.js'
 import { looksLikeId, newId } from '../../platform/ids.js'
-import { decodeCursor, inAccountOrder, type Page, toPage } from '../../platform/pagination.js'
+import { decodeCursor, type Page, toPage } from '../../platform/pagination.js'
 import type { SqlDialect } from '../../platform/storage/dialects/index.js'
+import { forAccount } from '../../platform/storage/account-queries.js'
 import type { DB, EndpointDisabledReason, EndpointStatus, WebhookEndpointsTable } from '../../platform/storage/schema.js'
 import { retryingDeadlocks, type Tx, transaction } from '../../platform/storage/transaction.js'
 import { cancellation } from '../delivery/deliveries.js'
@@ -87,7 +88,7 @@ export class Endpoints {
         created_at: now,
         updated_at: now,
       }
-      await tx.db.insertInto('webhook_endpoints').values(row).execute()
+      await forAccount(tx.db, accountId).insertInto('webhook_endpoints', row).execute()
       const view = toView(row)
       await this.outbox.record(tx, accountId, 'webhook.endpoint.created', view, now)
       await this.store.changed(tx, accountId, id)
@@ -101,7 +102,7 @@ export class Endpoints {
 
   async list(accountId: string, limit: number, cursor: string | undefined): Promise<Page<EndpointView>> {
     const after = decodeCursor(cursor)
-    let query = inAccountOrder(this.db.selectFrom('webhook_endpoints').selectAll(), accountId, 'asc').limit(limit + 1)
+    let query = forAccount(this.db, accountId).listFrom('webhook_endpoints', 'asc').selectAll().limit(limit + 1)
     if (after !== undefined) query = query.where('id', '>', after)
     const rows = await query.execute()
     return toPage(rows, limit, (row) => row.id, toView)
@@ -118,7 +119,7 @@ export class Endpoints {
       const next: WebhookEndpointsTable = { ...row, ...changed }
       // Only the changed columns: writing back the whole row read above would undo what a concurrent
       // transaction did since (a secret rotation, a worker disabling the endpoint) on PostgreSQL.
-      await tx.db.updateTable('webhook_endpoints').set(changed).where('id', '=', endpointId).execute()
+      await forAccount(tx.db, accountId).updateTable('webhook_endpoints').set(changed).where('id', '=', endpointId).execute()
       if (Object.keys(fields).length > 0 || metadata !== undefined) {
         await this.outbox.record(tx, accountId, 'webhook.endpoint.updated', toView(next), now)
       }
@@ -150,8 +151,9 @@ export class Endpoints {
     await transaction(this.db, async (tx) => {
       const row = await this.#existing(tx.db, accountId, endpointId)
       const now = this.clock.now()
-      await tx.db.updateTable('webhook_deliveries').set(cancellation(now)).where('endpoint_id', '=', endpointId).where('status', '=', 'pending').where('lease_token', 'is not', null).execute()
-      await tx.db.deleteFrom('webhook_endpoints').where('id', '=', endpointId).execute()
+      const account = forAccount(tx.db, accountId)
+      await account.updateTable('webhook_deliveries').set(cancellation(now)).where('endpoint_id', '=', endpointId).where('status', '=', 'pending').where('lease_token', 'is not', null).execute()
+      await account.deleteFrom('webhook_endpoints').where('id', '=', endpointId).execute()
       await this.sweeps.start(tx, accountId, endpointId, 'cancel', now)
       await this.outbox.record(tx, accountId, 'webhook.endpoint.deleted', { id: row.id, url: row.url }, now)
       await this.store.changed(tx, accountId, endpointId)
@@ -176,7 +178,7 @@ export class Endpoints {
       const row = await this.#existing(tx.db, accountId, endpointId, true)
       const now = this.clock.now()
       const previousUntil = overlapMs > 0 ? now + overlapMs : null
-      await tx.db
+      await forAccount(tx.db, accountId)
         .updateTable('webhook_endpoints')
         .set({ secret: this.store.seal(accountId, endpointId, secret), previous_secret: previousUntil === null ? null : row.secret, previous_secret_expires_at: previousUntil, updated_at: now })
         .where('id', '=', endpointId)
@@ -192,7 +194,7 @@ export class Endpoints {
    * no lock of the kind a status change takes.
    */
   async disable(tx: Tx, row: WebhookEndpointsTable, reason: EndpointDisabledReason, now: number): Promise<WebhookEndpointsTable> {
-    await this.#lockForStatusChange(tx, row.id)
+    await this.#lockForStatusChange(tx, row)
     return this.#disable(tx, row, reason, now)
   }
 
@@ -200,7 +202,7 @@ export class Endpoints {
   async #disable(tx: Tx, row: WebhookEndpointsTable, reason: EndpointDisabledReason, now: number): Promise<WebhookEndpointsTable> {
     const changes = { status: 'disabled', disabled_reason: reason, disabled_at: now, updated_at: now } as const
     const next: WebhookEndpointsTable = { ...row, ...changes }
-    await tx.db.updateTable('webhook_endpoints').set(changes).where('id', '=', row.id).execute()
+    await forAccount(tx.db, row.account_id).updateTable('webhook_endpoints').set(changes).where('id', '=', row.id).execute()
     await this.sweeps.start(tx, row.account_id, row.id, 'hold', now)
     await this.outbox.record(tx, row.account_id, 'webhook.endpoint.disabled', toView(next), now)
     await this.store.changed(tx, row.account_id, row.id)
@@ -211,7 +213,7 @@ export class Endpoints {
     const changes = { status: 'active', disabled_reason: null, disabled_at: null, failing_since: null, updated_at: now } as const
     const next: WebhookEndpointsTable = { ...row, ...changes }
     // No lock to take: update(), the only caller, read the row FOR UPDATE.
-    await tx.db.updateTable('webhook_endpoints').set(changes).where('id', '=', row.id).execute()
+    await forAccount(tx.db, row.account_id).updateTable('webhook_endpoints').set(changes).where('id', '=', row.id).execute()
     await this.sweeps.start(tx, row.account_id, row.id, 'release', now)
     await this.outbox.record(tx, row.account_id, 'webhook.endpoint.enabled', toView(next), now)
     await this.store.changed(tx, row.account_id, row.id)
@@ -227,8 +229,8 @@ export class Endpoints {
    * cancelled with the rest. An UPDATE alone would take FOR NO KEY UPDATE, which doesn't. (Deleting the row
    * conflicts with FOR KEY SHARE by itself.)
    */
-  async #lockForStatusChange(tx: Tx, endpointId: string): Promise<void> {
-    await this.dialect.lockForUpdate(tx.db.selectFrom('webhook_endpoints').select('id').where('id', '=', endpointId))
+  async #lockForStatusChange(tx: Tx, row: WebhookEndpointsTable): Promise<void> {
+    await this.dialect.lockForUpdate(forAccount(tx.db, row.account_id).selectFrom('webhook_endpoints').select('id').where('id', '=', row.id))
   }
 
   async #existing(db: Kysely<DB>, accountId: string, endpointId: string, forChange = false): Promise<WebhookEndpointsTable> {

@@ -2,11 +2,13 @@ import type { Kysely, Updateable } from 'kysely'
 import type { Clock } from '../../platform/clock.js'
 import { newId } from '../../platform/ids.js'
 import type { SqlDialect } from '../../platform/storage/dialects/index.js'
+import { forAccount } from '../../platform/storage/account-queries.js'
 import type { DB, EndpointStatus, SweepKind, WebhookDeliveriesTable, WebhookSweepsTable } from '../../platform/storage/schema.js'
 import { type Tx, transaction } from '../../platform/storage/transaction.js'
 import { cancellation, endpointDeliveriesIn, HOLDING } from '../delivery/deliveries.js'
 import { endpointStatusForWrites } from '../delivery/requeue.js'
 import type { WakeSignal } from '../delivery/wake.js'
+import { pickSweep } from '../worker-picks.js'
 
 interface SweepRule {
   /** The endpoint's status the sweep belongs to (undefined: the endpoint is gone); once it has another, it ends. */
@@ -56,7 +58,7 @@ export class StatusSweeps {
       const position = await this.#changeBatch(tx, sweep, now)
       if (position === undefined) continue
       // A new row each time, even beside an unfinished sweep of the same kind: its worker may hold that one locked.
-      await tx.db.insertInto('webhook_sweeps').values({ ...sweep, id: newId('swp', now), position }).execute()
+      await forAccount(tx.db, accountId).insertInto('webhook_sweeps', { ...sweep, id: newId('swp', now), position }).execute()
       recorded = true
     }
     if (recorded) await this.wake.send(tx, 'jobs')
@@ -65,13 +67,13 @@ export class StatusSweeps {
   /** One batch of the oldest sweep; answers false when there was none to work on. */
   async runBatch(): Promise<boolean> {
     return transaction(this.db, async (tx) => {
-      const oldest = tx.db.selectFrom('webhook_sweeps').selectAll().orderBy('id').limit(1)
-      const sweep = await this.dialect.forUpdate(oldest, { skipLocked: true }).executeTakeFirst()
+      const sweep = await pickSweep(tx, this.dialect)
       if (!sweep) return false
-      const endpointStatus = await endpointStatusForWrites(tx, this.dialect, sweep.endpoint_id)
+      const endpointStatus = await endpointStatusForWrites(tx, this.dialect, sweep.account_id, sweep.endpoint_id)
       const position = endpointStatus === RULES[sweep.kind].endpointStatus ? await this.#changeBatch(tx, sweep, this.clock.now()) : undefined
-      if (position === undefined) await tx.db.deleteFrom('webhook_sweeps').where('id', '=', sweep.id).execute()
-      else await tx.db.updateTable('webhook_sweeps').set({ position }).where('id', '=', sweep.id).execute()
+      const account = forAccount(tx.db, sweep.account_id)
+      if (position === undefined) await account.deleteFrom('webhook_sweeps').where('id', '=', sweep.id).execute()
+      else await account.updateTable('webhook_sweeps').set({ position }).where('id', '=', sweep.id).execute()
       return true
     })
   }
@@ -88,7 +90,7 @@ export class StatusSweeps {
     if (skipsLeased) query = query.where('lease_token', 'is', null)
     const ids = (await query.execute()).map((row) => row.id)
     if (ids.length > 0) {
-      let update = tx.db.updateTable('webhook_deliveries').set(changes(now)).where('id', 'in', ids).where('status', '=', sweep.from_status)
+      let update = forAccount(tx.db, sweep.account_id).updateTable('webhook_deliveries').set(changes(now)).where('id', 'in', ids).where('status', '=', sweep.from_status)
       if (skipsLeased) update = update.where('lease_token', 'is', null)
       const changed = Number((await update.executeTakeFirst()).numUpdatedRows)
       if (sweep.kind === 'release' && changed > 0) await this.wake.send(tx, 'deliveries')

@@ -3,8 +3,9 @@ import type { Kysely } from 'kysely'
 import { type Clock, toRfc3339 } from '../../platform/clock.js'
 import { ProblemError, notFound } from '../../platform/http/problems.js'
 import { looksLikeId, newId } from '../../platform/ids.js'
-import { decodeCursor, inAccountOrder, type Page, toPage } from '../../platform/pagination.js'
+import { decodeCursor, type Page, toPage } from '../../platform/pagination.js'
 import type { SqlDialect } from '../../platform/storage/dialects/index.js'
+import { forAccount } from '../../platform/storage/account-queries.js'
 import type { CustomEventTypesTable, DB, EventIdempotencyKeysTable, EventsTable } from '../../platform/storage/schema.js'
 import { Batcher, type ItemOutcome } from '../../platform/storage/batcher.js'
 import type { FanOut } from '../delivery/fan-out.js'
@@ -186,7 +187,7 @@ export class Events {
 
   async get(accountId: string, eventId: string): Promise<EventView> {
     const row = looksLikeId('evt', eventId)
-      ? await this.db.selectFrom('events').selectAll().where('account_id', '=', accountId).where('id', '=', eventId).executeTakeFirst()
+      ? await forAccount(this.db, accountId).selectFrom('events').selectAll().where('id', '=', eventId).executeTakeFirst()
       : undefined
     if (!row) throw notFound(`Event ${eventId}`)
     return toView(row)
@@ -195,7 +196,7 @@ export class Events {
   /** Newest first. */
   async list(accountId: string, limit: number, cursor: string | undefined, type: string | undefined): Promise<Page<EventView>> {
     const before = decodeCursor(cursor)
-    let query = inAccountOrder(this.db.selectFrom('events').selectAll(), accountId, 'desc').limit(limit + 1)
+    let query = forAccount(this.db, accountId).listFrom('events', 'desc').selectAll().limit(limit + 1)
     if (before !== undefined) query = query.where('id', '<', before)
     if (type !== undefined) query = query.where('type', '=', type)
     const rows = await query.execute()
@@ -204,7 +205,7 @@ export class Events {
 
   /** Herald's own types, then the custom types the account has published. */
   async types(accountId: string): Promise<Array<EventTypeDescription & { custom: boolean }>> {
-    const custom = await this.db.selectFrom('custom_event_types').select('name').where('account_id', '=', accountId).orderBy('name').execute()
+    const custom = await forAccount(this.db, accountId).selectFrom('custom_event_types').select('name').orderBy('name').execute()
     return [
       ...BUILT_IN_EVENT_TYPES.map((type) => ({ ...type, custom: false })),
       ...custom.map((row) => ({ name: row.name, description: 'Published by the account', example: {}, custom: true })),

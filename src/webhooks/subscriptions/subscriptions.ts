@@ -2,7 +2,8 @@ import type { Kysely } from 'kysely'
 import { type Clock, toRfc3339 } from '../../platform/clock.js'
 import { ProblemError, notFound } from '../../platform/http/problems.js'
 import { looksLikeId, newId } from '../../platform/ids.js'
-import { decodeCursor, inAccountOrder, type Page, toPage } from '../../platform/pagination.js'
+import { decodeCursor, type Page, toPage } from '../../platform/pagination.js'
+import { forAccount } from '../../platform/storage/account-queries.js'
 import type { DB, WebhookSubscriptionsTable } from '../../platform/storage/schema.js'
 import { transaction } from '../../platform/storage/transaction.js'
 import type { EndpointStore } from '../endpoints/endpoint-store.js'
@@ -36,7 +37,7 @@ export class Subscriptions {
       if (!endpoint) throw notFound(`Endpoint ${endpointId}`)
       const now = this.clock.now()
       const row: WebhookSubscriptionsTable = { id: newId('sub', now), account_id: accountId, endpoint_id: endpointId, event_types: JSON.stringify([...new Set(eventTypes)]), created_at: now }
-      await tx.db.insertInto('webhook_subscriptions').values(row).execute()
+      await forAccount(tx.db, accountId).insertInto('webhook_subscriptions', row).execute()
       await this.endpoints.changed(tx, accountId, endpointId)
       return toView(row)
     })
@@ -48,7 +49,7 @@ export class Subscriptions {
 
   async list(accountId: string, limit: number, cursor: string | undefined, endpointId: string | undefined): Promise<Page<SubscriptionView>> {
     const after = decodeCursor(cursor)
-    let query = inAccountOrder(this.db.selectFrom('webhook_subscriptions').selectAll(), accountId, 'asc').limit(limit + 1)
+    let query = forAccount(this.db, accountId).listFrom('webhook_subscriptions', 'asc').selectAll().limit(limit + 1)
     if (after !== undefined) query = query.where('id', '>', after)
     if (endpointId !== undefined) query = query.where('endpoint_id', '=', endpointId)
     const rows = await query.execute()
@@ -58,14 +59,14 @@ export class Subscriptions {
   async delete(accountId: string, subscriptionId: string): Promise<void> {
     await transaction(this.db, async (tx) => {
       const row = await this.#existing(tx.db, accountId, subscriptionId)
-      await tx.db.deleteFrom('webhook_subscriptions').where('id', '=', row.id).execute()
+      await forAccount(tx.db, accountId).deleteFrom('webhook_subscriptions').where('id', '=', row.id).execute()
       await this.endpoints.changed(tx, accountId, row.endpoint_id)
     })
   }
 
   async #existing(db: Kysely<DB>, accountId: string, subscriptionId: string): Promise<WebhookSubscriptionsTable> {
     const row = looksLikeId('sub', subscriptionId)
-      ? await db.selectFrom('webhook_subscriptions').selectAll().where('account_id', '=', accountId).where('id', '=', subscriptionId).executeTakeFirst()
+      ? await forAccount(db, accountId).selectFrom('webhook_subscriptions').selectAll().where('id', '=', subscriptionId).executeTakeFirst()
       : undefined
     if (!row) throw notFound(`Subscription ${subscriptionId}`)
     return row

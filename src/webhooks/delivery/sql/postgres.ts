@@ -11,7 +11,10 @@ import type { CompletionSql } from './completion-sql.js'
 /** Serialises claims across processes (pg_advisory_xact_lock). */
 const CLAIM_LOCK = 0x48_45_52_44
 
-/** PostgreSQL: several processes claim at once, so claims are serialised and rows locked as they are taken. */
+/**
+ * PostgreSQL: several processes claim at once, so claims are serialised and rows locked as they are taken.
+ * Cross-account, as the claim is (see DeliveryQueue).
+ */
 export class PostgresClaimSql implements ClaimSql {
   async lockClaims(tx: Tx): Promise<void> {
     await sql`select pg_advisory_xact_lock(${CLAIM_LOCK})`.execute(tx.db)

@@ -5,7 +5,10 @@ import { perEndpoint } from '../leases.js'
 import type { CompletionSql } from './completion-sql.js'
 import { type ClaimSql, LEASED_COLUMNS, type LeaseRequest, type LeasedRow, leaseChanges } from './claim-sql.js'
 
-/** SQLite: one process with one connection, whose transactions run one at a time; there is nothing to lock. */
+/**
+ * SQLite: one process with one connection, whose transactions run one at a time; there is nothing to lock.
+ * Cross-account, as the claim is (see DeliveryQueue).
+ */
 export class SqliteClaimSql implements ClaimSql {
   constructor(private readonly dialect: SqlDialect) {}
 

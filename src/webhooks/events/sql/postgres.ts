@@ -7,7 +7,10 @@ import { insertDeliveries, type NewDelivery } from '../../delivery/new-deliverie
 import { claimKeys } from '../idempotency-keys.js'
 import type { PublishSql, PublishWrite, PublishWritten } from './publish-sql.js'
 
-/** PostgreSQL writes a batch of publishes in one statement (see writePublishStatement). */
+/**
+ * PostgreSQL writes a batch of publishes in one statement (see writePublishStatement). Cross-account: a batch holds
+ * several accounts' publishes, and every row written carries its own account.
+ */
 export class PostgresPublishSql implements PublishSql {
   constructor(
     private readonly dialect: SqlDialect,

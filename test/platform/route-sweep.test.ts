@@ -1,0 +1,179 @@
+import { describe, expect, it } from 'vitest'
+import { type CreatedAccount, forEachDialect, OPERATOR_TOKEN, type TestHerald, useHerald } from '../support/herald.js'
+import { basicAuth, call, createAccount, managementToken } from '../support/http.js'
+import { LOCAL_DELIVERY } from '../webhooks/support.js'
+
+interface Operation {
+  method: string
+  path: string
+}
+
+/** The ids of one account's resources, by the path parameter that names them. */
+type Fixture = Record<'accountId' | 'clientId' | 'name' | 'kid' | 'endpointId' | 'subscriptionId' | 'eventId' | 'deliveryId' | 'jobId', string>
+
+/** How each route is called: the credentials it takes and a body it accepts. Every route of the document needs one. */
+interface Sample {
+  auth: 'management' | 'client' | 'operator' | 'none'
+  json?: (ids: Fixture) => unknown
+  form?: (ids: Fixture, token: string) => Record<string, string>
+}
+
+const RECEIVER = 'http://127.0.0.1:9/hook'
+
+const SAMPLES: Record<string, Sample> = {
+  'GET /healthz': { auth: 'none' },
+  'GET /readyz': { auth: 'none' },
+  'GET /openapi.json': { auth: 'none' },
+  'POST /accounts': { auth: 'operator', json: () => ({ name: 'swept' }) },
+  'GET /accounts': { auth: 'operator' },
+  'GET /accounts/{accountId}': { auth: 'operator' },
+  'PATCH /accounts/{accountId}': { auth: 'operator', json: () => ({ status: 'active' }) },
+  'GET /.well-known/oauth-authorization-server/accounts/{accountId}': { auth: 'none' },
+  'GET /accounts/{accountId}/.well-known/jwks.json': { auth: 'none' },
+  'GET /accounts/{accountId}/.well-known/openid-configuration': { auth: 'none' },
+  'GET /accounts/{accountId}/.well-known/oauth-authorization-server': { auth: 'none' },
+  'GET /accounts/{accountId}/keys': { auth: 'management' },
+  'POST /accounts/{accountId}/keys/rotate': { auth: 'management' },
+  'POST /accounts/{accountId}/keys/{kid}/revoke': { auth: 'management' },
+  'POST /accounts/{accountId}/oauth/tokens': { auth: 'client', form: () => ({ grant_type: 'client_credentials' }) },
+  'POST /accounts/{accountId}/oauth/introspect': { auth: 'client', form: (_ids, token) => ({ token }) },
+  'POST /accounts/{accountId}/oauth/revoke': { auth: 'client', form: () => ({ token: 'not-a-token-of-this-account' }) },
+  'GET /accounts/{accountId}/settings': { auth: 'management' },
+  'PATCH /accounts/{accountId}/settings': { auth: 'management', json: () => ({ access_token_ttl: 900 }) },
+  'POST /accounts/{accountId}/oauth/scopes': { auth: 'management', json: () => ({ name: 'swept:new', description: 'made by the sweep' }) },
+  'GET /accounts/{accountId}/oauth/scopes': { auth: 'management' },
+  'GET /accounts/{accountId}/oauth/scopes/{name}': { auth: 'management' },
+  'PATCH /accounts/{accountId}/oauth/scopes/{name}': { auth: 'management', json: () => ({ description: 'changed by the sweep' }) },
+  'DELETE /accounts/{accountId}/oauth/scopes/{name}': { auth: 'management' },
+  'POST /accounts/{accountId}/oauth/clients': { auth: 'management', json: () => ({ client_name: 'swept', grant_types: ['client_credentials'], scope: 'swept:read' }) },
+  'GET /accounts/{accountId}/oauth/clients': { auth: 'management' },
+  'GET /accounts/{accountId}/oauth/clients/{clientId}': { auth: 'management' },
+  'PATCH /accounts/{accountId}/oauth/clients/{clientId}': { auth: 'management', json: () => ({ client_name: 'renamed by the sweep' }) },
+  'DELETE /accounts/{accountId}/oauth/clients/{clientId}': { auth: 'management' },
+  'POST /accounts/{accountId}/oauth/clients/{clientId}/secret': { auth: 'management' },
+  'POST /accounts/{accountId}/webhooks/endpoints': { auth: 'management', json: () => ({ url: RECEIVER }) },
+  'GET /accounts/{accountId}/webhooks/endpoints': { auth: 'management' },
+  'GET /accounts/{accountId}/webhooks/endpoints/{endpointId}': { auth: 'management' },
+  'PATCH /accounts/{accountId}/webhooks/endpoints/{endpointId}': { auth: 'management', json: () => ({ description: 'changed by the sweep', status: 'disabled' }) },
+  'DELETE /accounts/{accountId}/webhooks/endpoints/{endpointId}': { auth: 'management' },
+  'GET /accounts/{accountId}/webhooks/endpoints/{endpointId}/secret': { auth: 'management' },
+  'POST /accounts/{accountId}/webhooks/endpoints/{endpointId}/secret/rotate': { auth: 'management', json: () => ({ overlap_seconds: 60 }) },
+  'POST /accounts/{accountId}/webhooks/endpoints/{endpointId}/recover': { auth: 'management', json: () => ({ since: '2020-01-01T00:00:00Z' }) },
+  'GET /accounts/{accountId}/webhooks/jobs/{jobId}': { auth: 'management' },
+  'POST /accounts/{accountId}/webhooks/subscriptions': { auth: 'management', json: (ids) => ({ endpoint_id: ids.endpointId, event_types: ['swept.*'] }) },
+  'GET /accounts/{accountId}/webhooks/subscriptions': { auth: 'management' },
+  'GET /accounts/{accountId}/webhooks/subscriptions/{subscriptionId}': { auth: 'management' },
+  'DELETE /accounts/{accountId}/webhooks/subscriptions/{subscriptionId}': { auth: 'management' },
+  'POST /accounts/{accountId}/webhooks/events': { auth: 'management', json: () => ({ type: 'swept.happened', data: { n: 1 }, idempotency_key: 'sweep-1' }) },
+  'GET /accounts/{accountId}/webhooks/events': { auth: 'management' },
+  'GET /accounts/{accountId}/webhooks/events/{eventId}': { auth: 'management' },
+  'GET /accounts/{accountId}/webhooks/event-types': { auth: 'management' },
+  'GET /accounts/{accountId}/webhooks/deliveries': { auth: 'management' },
+  'GET /accounts/{accountId}/webhooks/deliveries/{deliveryId}': { auth: 'management' },
+  'POST /accounts/{accountId}/webhooks/deliveries/{deliveryId}/retry': { auth: 'management' },
+}
+
+/**
+ * Deleting comes last, so that every other route still finds what it names, and revoking a key after that: the
+ * sweep's management token is signed with it.
+ */
+function rank({ method, path }: Operation): number {
+  if (path.endsWith('/keys/{kid}/revoke')) return 3
+  if (method === 'DELETE') return path.includes('{endpointId}') ? 2 : 1
+  return 0
+}
+
+async function operationsOf(h: TestHerald): Promise<Operation[]> {
+  const document = await call<{ paths: Record<string, Record<string, unknown>> }>(`${h.origin}/openapi.json`, 'GET')
+  const operations = Object.entries(document.body.paths).flatMap(([path, item]) => Object.keys(item).map((method) => ({ method: method.toUpperCase(), path })))
+  return operations.sort((a, b) => rank(a) - rank(b))
+}
+
+/** An account with one resource of every kind, and a token for its management API. */
+async function furnished(h: TestHerald, name: string): Promise<{ account: CreatedAccount; token: string; ids: Fixture }> {
+  const account = await createAccount(h, name)
+  const token = await managementToken(account)
+  const api = async (method: string, path: string, json?: unknown) => {
+    const response = await call<Record<string, unknown>>(`${account.base}${path}`, method, { token, ...(json !== undefined && { json }) })
+    expect(response.status, `${method} ${path}: ${response.text}`).toBeLessThan(300)
+    return response.body
+  }
+  await api('POST', '/oauth/scopes', { name: 'swept:read' })
+  // Scopes are named, not numbered: the spare one's name is the account's own, so the other account has none of it.
+  await api('POST', '/oauth/scopes', { name: `${name}:spare` })
+  const client = await api('POST', '/oauth/clients', { client_name: 'spare', grant_types: ['client_credentials'], scope: 'swept:read' })
+  const endpoint = await api('POST', '/webhooks/endpoints', { url: RECEIVER })
+  const subscription = await api('POST', '/webhooks/subscriptions', { endpoint_id: endpoint.id, event_types: ['*'] })
+  const event = await api('POST', '/webhooks/events', { type: 'swept.happened', data: {} })
+  const deliveries = (await api('GET', '/webhooks/deliveries')) as { data: Array<{ id: string }> }
+  const job = await api('POST', `/webhooks/endpoints/${String(endpoint.id)}/recover`, { since: '2020-01-01T00:00:00Z' })
+  const keys = (await api('GET', '/keys')) as { data: Array<{ kid: string }> }
+  const ids = {
+    accountId: account.id,
+    clientId: String(client.client_id),
+    name: `${name}:spare`,
+    kid: keys.data[0]!.kid,
+    endpointId: String(endpoint.id),
+    subscriptionId: String(subscription.id),
+    eventId: String(event.id),
+    deliveryId: deliveries.data[0]!.id,
+    jobId: String(job.id),
+  }
+  return { account, token, ids }
+}
+
+function urlOf(h: TestHerald, path: string, ids: Fixture): string {
+  const values: Partial<Record<string, string>> = ids
+  return h.origin + path.replace(/\{(\w+)\}/g, (_whole, param: string) => encodeURIComponent(values[param] ?? `no-${param}`))
+}
+
+async function send(h: TestHerald, operation: Operation, ids: Fixture, account: CreatedAccount, token: string) {
+  const sample = SAMPLES[`${operation.method} ${operation.path}`]!
+  const headers: Record<string, string> = {}
+  if (sample.auth === 'client') headers.authorization = basicAuth(account.clientId, account.clientSecret)
+  const bearer = sample.auth === 'management' ? token : sample.auth === 'operator' ? OPERATOR_TOKEN : undefined
+  return call(urlOf(h, operation.path, ids), operation.method, {
+    headers,
+    ...(bearer !== undefined && { token: bearer }),
+    ...(sample.json && { json: sample.json(ids) }),
+    ...(sample.form && { form: sample.form(ids, token) }),
+  })
+}
+
+/**
+ * Every route of the OpenAPI document, called once with another account's ids under the caller's own base and once
+ * with its own, while every statement Herald sends is checked for its account (see auditTenancy): a statement that
+ * reaches a tenant table without naming the account fails the sweep, whichever route sent it.
+ */
+forEachDialect((dialect) => {
+  describe('a sweep of every route', () => {
+    const herald = useHerald(dialect, { ...LOCAL_DELIVERY, worker: false })
+
+    it('has a sample request for every route in the OpenAPI document', async () => {
+      const missing = (await operationsOf(herald.current)).map(({ method, path }) => `${method} ${path}`).filter((name) => !(name in SAMPLES))
+      expect(missing).toEqual([])
+    })
+
+    it('sends no statement to a tenant table without its account, and answers 404 for another account’s ids', async () => {
+      const h = herald.current
+      const a = await furnished(h, 'sweeper')
+      const b = await furnished(h, 'swept')
+      const operations = await operationsOf(h)
+      // Finished, so that retrying it reaches its writes (no worker runs here to finish it).
+      await h.herald.database.db.updateTable('webhook_deliveries').set({ status: 'failed', next_attempt_at: null, finished_at: h.clock.now() }).where('id', '=', a.ids.deliveryId).execute()
+      const checkedBefore = h.tenancy.checked
+      for (const operation of operations) {
+        const names = operation.path.match(/\{(\w+)\}/g)?.filter((param) => param !== '{accountId}') ?? []
+        if (names.length === 0 || !operation.path.startsWith('/accounts/{accountId}/')) continue
+        const response = await send(h, operation, { ...b.ids, accountId: a.ids.accountId }, a.account, a.token)
+        expect(response.status, `${operation.method} ${operation.path} with the other account's ids: ${response.text}`).toBe(404)
+      }
+      for (const operation of operations) {
+        const response = await send(h, operation, a.ids, a.account, a.token)
+        expect(response.status, `${operation.method} ${operation.path}: ${response.text}`).toBeLessThan(300)
+      }
+      expect(h.tenancy.checked - checkedBefore).toBeGreaterThan(operations.length)
+      expect(h.tenancy.violations).toEqual([])
+    })
+  })
+})

@@ -1,0 +1,149 @@
+import path from 'node:path'
+import type { CompiledQuery, Kysely, QueryExecutor } from 'kysely'
+import type { DB } from '../../src/platform/storage/schema.js'
+
+/**
+ * The modules (`path`) and methods (`path#method`) that work across accounts by design, and may touch a tenant table
+ * without naming an account: the delivery worker (its claim finds the due deliveries of every account, and what
+ * follows works on those rows by id), retention and pruning, the workers' picks of sweeps and jobs, batches that
+ * serve several accounts' requests in one statement, and the metrics. Each says so in its comment. Paths are
+ * relative to `src/`.
+ */
+export const CROSS_ACCOUNT_MODULES: readonly string[] = [
+  'webhooks/delivery/delivery-queue.ts',
+  'webhooks/delivery/sql/postgres.ts',
+  'webhooks/delivery/sql/sqlite.ts',
+  'webhooks/delivery/completions.ts',
+  'webhooks/delivery/endpoint-health.ts',
+  'webhooks/delivery/fan-out.ts',
+  'webhooks/events/sql/postgres.ts',
+  'webhooks/worker-picks.ts',
+  'webhooks/retention.ts',
+  'webhooks/metrics.ts',
+  'authorization/revocation/revocation-store.ts#pruneExpired',
+  'authorization/token/assertion-replay.ts#pruneExpired',
+]
+
+/** Tables whose rows each belong to one account, as the migrated schema has them: the ones with `account_id`. */
+export const TENANT_TABLES: ReadonlySet<string> = new Set([
+  'account_settings',
+  'signing_keys',
+  'clients',
+  'client_scopes',
+  'scopes',
+  'events',
+  'token_revocations',
+  'client_assertion_jtis',
+  'event_idempotency_keys',
+  'custom_event_types',
+  'webhook_endpoints',
+  'webhook_subscriptions',
+  'webhook_deliveries',
+  'webhook_sweeps',
+  'webhook_attempts',
+  'webhook_jobs',
+])
+
+export interface TenancyViolation {
+  sql: string
+  /** The Herald module that sent the statement, relative to `src/`, with its line. */
+  module: string
+}
+
+export interface TenancyAudit {
+  /** Statements that touched a tenant table without naming an account, outside CROSS_ACCOUNT_MODULES. */
+  readonly violations: TenancyViolation[]
+  /** How many statements Herald's own modules sent while the audit ran: proof that it saw them. */
+  readonly checked: number
+  stop(): void
+}
+
+const SOURCE_ROOT = path.resolve(import.meta.dirname, '../../src') + path.sep
+const AUDIT_MODULE = import.meta.filename
+const TEST_ROOT = path.resolve(import.meta.dirname, '..') + path.sep
+/** Storage helpers build statements for their callers: the caller is the module that decides what they touch. */
+const STORAGE_HELPERS = `${SOURCE_ROOT}platform${path.sep}storage${path.sep}`
+
+/**
+ * Watches every statement `db` sends (its transactions' included) and records those of Herald's modules that touch a
+ * tenant table without an `account_id` predicate (or, for an INSERT, an `account_id` column). The module is read
+ * from the stack when the statement is sent: Kysely compiles and sends a query synchronously inside `execute()`, so
+ * its caller is on the stack. Statements that tests send themselves are not Herald's and are not checked.
+ */
+export function auditTenancy(db: Kysely<DB>, crossAccount: readonly string[] = CROSS_ACCOUNT_MODULES): TenancyAudit {
+  const audit = { violations: [] as TenancyViolation[], checked: 0 }
+  const allowed = new Set(crossAccount)
+  const inspect = (query: CompiledQuery): void => {
+    const sender = senderOf(callStack())
+    if (sender === undefined) return
+    audit.checked++
+    if (!touchesTenantTable(query.sql) || namesAccount(query.sql)) return
+    if (allowed.has(sender.file) || allowed.has(`${sender.file}#${sender.method}`)) return
+    audit.violations.push({ sql: query.sql, module: `${sender.file}:${sender.line}` })
+  }
+  const restore = watch(db.getExecutor(), inspect)
+  return {
+    get violations() {
+      return audit.violations
+    },
+    get checked() {
+      return audit.checked
+    },
+    stop: restore,
+  }
+}
+
+function watch(executor: QueryExecutor, inspect: (query: CompiledQuery) => void): () => void {
+  const execute = executor.executeQuery.bind(executor)
+  const withConnectionProvider = executor.withConnectionProvider.bind(executor)
+  executor.executeQuery = (query) => {
+    inspect(query)
+    return execute(query)
+  }
+  executor.withConnectionProvider = (provider) => {
+    const inner = withConnectionProvider(provider)
+    watch(inner, inspect)
+    return inner
+  }
+  return () => {
+    executor.executeQuery = execute
+    executor.withConnectionProvider = withConnectionProvider
+  }
+}
+
+/** The whole stack: Kysely's and the driver's frames come before Herald's, more than the default ten. */
+function callStack(): string {
+  const limit = Error.stackTraceLimit
+  Error.stackTraceLimit = 100
+  const stack = new Error().stack ?? ''
+  Error.stackTraceLimit = limit
+  return stack
+}
+
+/** The first frame in Herald's source outside the storage helpers; undefined when a test sent the statement. */
+function senderOf(stack: string): { file: string; line: string; method: string } | undefined {
+  for (const frame of stack.split('\n').slice(1)) {
+    const location = /^at (?:async )?(?:(.+?) \()?((?:file:\/\/)?\/[^():]+):(\d+):\d+\)?$/.exec(frame.trim())
+    if (!location) continue
+    const file = location[2]!.replace(/^file:\/\//, '')
+    if (file === AUDIT_MODULE) continue
+    if (file.startsWith(TEST_ROOT)) return undefined
+    if (!file.startsWith(SOURCE_ROOT) || file.startsWith(STORAGE_HELPERS)) continue
+    return { file: file.slice(SOURCE_ROOT.length).split(path.sep).join('/'), line: location[3]!, method: location[1]?.split(/[. ]/).at(-1) ?? '' }
+  }
+  return undefined
+}
+
+function touchesTenantTable(text: string): boolean {
+  for (const match of text.matchAll(/\b(?:from|join|update|into)\s+"?(\w+)"?/gi)) {
+    if (TENANT_TABLES.has(match[1]!)) return true
+  }
+  return false
+}
+
+/** A comparison of `account_id` (qualified or not) with a value or list, or an INSERT that writes the column. */
+function namesAccount(text: string): boolean {
+  if (/\baccount_id"?\s*(?:=|in\s*\()/i.test(text)) return true
+  const insert = /^\s*insert\s+into\s+"?\w+"?\s*\(([^)]*)\)/i.exec(text)
+  return insert !== null && /\baccount_id\b/.test(insert[1]!)
+}
