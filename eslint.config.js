@@ -2,6 +2,9 @@ import js from '@eslint/js'
 import globals from 'globals'
 import tseslint from 'typescript-eslint'
 
+/** Tenancy by construction (docs/architecture/tenancy.md): the account's condition, once added, stays. */
+const KEEP_ACCOUNT = { selector: "CallExpression[callee.property.name='clearWhere']", message: 'clearWhere would drop the account condition that forAccount adds: build the query again instead.' }
+
 const DIALECT_MESSAGE =
   'Dialect differences live in src/platform/storage (SqlDialect) and in the `sql/` folders: use the dialect object, or add to an aggregate\'s `sql/` interface.'
 
@@ -39,9 +42,11 @@ export default tseslint.config(
         { selector: "MemberExpression[property.name='postgres'][object.name=/database/i]", message: DIALECT_MESSAGE },
         { selector: "MemberExpression[property.name='postgres'][object.property.name=/database/i]", message: DIALECT_MESSAGE },
         { selector: "Identifier[name='DialectFeatures']", message: DIALECT_MESSAGE },
+        KEEP_ACCOUNT,
       ],
     },
   },
+  { files: ['src/platform/storage/**/*.ts', 'src/**/sql/**/*.ts'], rules: { 'no-restricted-syntax': ['error', KEEP_ACCOUNT] } },
   // The benchmarks are plain Node.js scripts.
   { files: ['bench/**/*.mjs'], languageOptions: { globals: globals.node } },
 )

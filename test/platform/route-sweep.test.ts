@@ -16,6 +16,8 @@ interface Sample {
   auth: 'management' | 'client' | 'operator' | 'none'
   json?: (ids: Fixture) => unknown
   form?: (ids: Fixture, token: string) => Record<string, string>
+  /** Its body names a resource by id, as its path may. */
+  bodyIds?: boolean
 }
 
 const RECEIVER = 'http://127.0.0.1:9/hook'
@@ -60,7 +62,7 @@ const SAMPLES: Record<string, Sample> = {
   'POST /accounts/{accountId}/webhooks/endpoints/{endpointId}/secret/rotate': { auth: 'management', json: () => ({ overlap_seconds: 60 }) },
   'POST /accounts/{accountId}/webhooks/endpoints/{endpointId}/recover': { auth: 'management', json: () => ({ since: '2020-01-01T00:00:00Z' }) },
   'GET /accounts/{accountId}/webhooks/jobs/{jobId}': { auth: 'management' },
-  'POST /accounts/{accountId}/webhooks/subscriptions': { auth: 'management', json: (ids) => ({ endpoint_id: ids.endpointId, event_types: ['swept.*'] }) },
+  'POST /accounts/{accountId}/webhooks/subscriptions': { auth: 'management', json: (ids) => ({ endpoint_id: ids.endpointId, event_types: ['swept.*'] }), bodyIds: true },
   'GET /accounts/{accountId}/webhooks/subscriptions': { auth: 'management' },
   'GET /accounts/{accountId}/webhooks/subscriptions/{subscriptionId}': { auth: 'management' },
   'DELETE /accounts/{accountId}/webhooks/subscriptions/{subscriptionId}': { auth: 'management' },
@@ -163,8 +165,9 @@ forEachDialect((dialect) => {
       await h.herald.database.db.updateTable('webhook_deliveries').set({ status: 'failed', next_attempt_at: null, finished_at: h.clock.now() }).where('id', '=', a.ids.deliveryId).execute()
       const checkedBefore = h.tenancy.checked
       for (const operation of operations) {
-        const names = operation.path.match(/\{(\w+)\}/g)?.filter((param) => param !== '{accountId}') ?? []
-        if (names.length === 0 || !operation.path.startsWith('/accounts/{accountId}/')) continue
+        const pathIds = operation.path.match(/\{(\w+)\}/g)?.filter((param) => param !== '{accountId}') ?? []
+        const takesIds = pathIds.length > 0 || SAMPLES[`${operation.method} ${operation.path}`]?.bodyIds === true
+        if (!takesIds || !operation.path.startsWith('/accounts/{accountId}/')) continue
         const response = await send(h, operation, { ...b.ids, accountId: a.ids.accountId }, a.account, a.token)
         expect(response.status, `${operation.method} ${operation.path} with the other account's ids: ${response.text}`).toBe(404)
       }

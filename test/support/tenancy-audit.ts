@@ -15,7 +15,8 @@ export const CROSS_ACCOUNT_MODULES: readonly string[] = [
   'webhooks/delivery/sql/sqlite.ts',
   'webhooks/delivery/completions.ts',
   'webhooks/delivery/endpoint-health.ts',
-  'webhooks/delivery/fan-out.ts',
+  'webhooks/delivery/fan-out.ts#drain',
+  'authorization/revocation/revocation-store.ts#lookUp',
   'webhooks/events/sql/postgres.ts',
   'webhooks/worker-picks.ts',
   'webhooks/retention.ts',
@@ -74,11 +75,12 @@ export function auditTenancy(db: Kysely<DB>, crossAccount: readonly string[] = C
   const audit = { violations: [] as TenancyViolation[], checked: 0 }
   const allowed = new Set(crossAccount)
   const inspect = (query: CompiledQuery): void => {
-    const sender = senderOf(callStack())
+    const frames = heraldFrames(callStack())
+    const sender = frames[0]
     if (sender === undefined) return
     audit.checked++
     if (!touchesTenantTable(query.sql) || namesAccount(query.sql)) return
-    if (allowed.has(sender.file) || allowed.has(`${sender.file}#${sender.method}`)) return
+    if (allowed.has(sender.file) || frames.some((frame) => allowed.has(`${frame.file}#${frame.method}`))) return
     audit.violations.push({ sql: query.sql, module: `${sender.file}:${sender.line}` })
   }
   const restore = watch(db.getExecutor(), inspect)
@@ -120,18 +122,30 @@ function callStack(): string {
   return stack
 }
 
-/** The first frame in Herald's source outside the storage helpers; undefined when a test sent the statement. */
-function senderOf(stack: string): { file: string; line: string; method: string } | undefined {
+interface Frame {
+  /** Relative to `src/`. */
+  file: string
+  line: string
+  /** The function's own name, without its class or a private method's `#`; empty for an anonymous function. */
+  method: string
+}
+
+/**
+ * The frames of Herald's source outside the storage helpers, the sender first; none when a test sent the statement
+ * (a test frame before any of Herald's).
+ */
+function heraldFrames(stack: string): Frame[] {
+  const frames: Frame[] = []
   for (const frame of stack.split('\n').slice(1)) {
     const location = /^at (?:async )?(?:(.+?) \()?((?:file:\/\/)?\/[^():]+):(\d+):\d+\)?$/.exec(frame.trim())
     if (!location) continue
     const file = location[2]!.replace(/^file:\/\//, '')
     if (file === AUDIT_MODULE) continue
-    if (file.startsWith(TEST_ROOT)) return undefined
+    if (file.startsWith(TEST_ROOT)) break
     if (!file.startsWith(SOURCE_ROOT) || file.startsWith(STORAGE_HELPERS)) continue
-    return { file: file.slice(SOURCE_ROOT.length).split(path.sep).join('/'), line: location[3]!, method: location[1]?.split(/[. ]/).at(-1) ?? '' }
+    frames.push({ file: file.slice(SOURCE_ROOT.length).split(path.sep).join('/'), line: location[3]!, method: location[1]?.split(/[. ]/).at(-1)?.replace(/^#/, '') ?? '' })
   }
-  return undefined
+  return frames
 }
 
 function touchesTenantTable(text: string): boolean {
@@ -141,9 +155,13 @@ function touchesTenantTable(text: string): boolean {
   return false
 }
 
-/** A comparison of `account_id` (qualified or not) with a value or list, or an INSERT that writes the column. */
-function namesAccount(text: string): boolean {
-  if (/\baccount_id"?\s*(?:=|in\s*\()/i.test(text)) return true
+/**
+ * A condition that compares `account_id` (qualified or not) with a bound value or a list of them, outside an UPDATE's
+ * SET; or an INSERT that writes the column. A comparison with another column names no account.
+ */
+export function namesAccount(text: string): boolean {
+  const conditions = text.replace(/\bset\b[\s\S]*?\bwhere\b/i, 'where')
+  if (/\baccount_id"?\s*(?:=\s*(?:\$\d+|\?)|in\s*\(\s*(?:\$\d+|\?))/i.test(conditions)) return true
   const insert = /^\s*insert\s+into\s+"?\w+"?\s*\(([^)]*)\)/i.exec(text)
   return insert !== null && /\baccount_id\b/.test(insert[1]!)
 }

@@ -5,6 +5,7 @@ import { Batcher, type ItemOutcome } from '../../platform/storage/batcher.js'
 import type { SqlDialect } from '../../platform/storage/dialects/index.js'
 import type { DB } from '../../platform/storage/schema.js'
 import { transaction } from '../../platform/storage/transaction.js'
+import { forAccount } from '../../platform/storage/account-queries.js'
 
 interface TokenKey {
   account_id: string
@@ -52,6 +53,7 @@ export class TokenRevocations implements RevocationLookup {
     return this.#lookups.submit({ account_id: accountId, jti })
   }
 
+  /** Cross-account: one statement answers a batch of several accounts' requests, each key with its account. */
   async #lookUp(keys: readonly TokenKey[]): Promise<Array<ItemOutcome<boolean>>> {
     const asked = this.dialect.jsonRows({ account_id: 'text', jti: 'text' }, keys)
     const { rows } = await sql<TokenKey>`
@@ -67,9 +69,8 @@ export class TokenRevocations implements RevocationLookup {
    */
   async revoke(accountId: string, token: RevokedToken, now: number): Promise<boolean> {
     return transaction(this.db, async (tx) => {
-      const result = await tx.db
-        .insertInto('token_revocations')
-        .values({ account_id: accountId, jti: token.jti, expires_at: token.expiresAt, revoked_at: now })
+      const result = await forAccount(tx.db, accountId)
+        .insertInto('token_revocations', { jti: token.jti, expires_at: token.expiresAt, revoked_at: now })
         .onConflict((conflict) => conflict.columns(['account_id', 'jti']).doNothing())
         .executeTakeFirst()
       const inserted = (result.numInsertedOrUpdatedRows ?? 0n) > 0n

@@ -2,6 +2,7 @@ import { type Kysely, sql } from 'kysely'
 import type { Clock } from '../../platform/clock.js'
 import type { SqlDialect } from '../../platform/storage/dialects/index.js'
 import type { DB } from '../../platform/storage/schema.js'
+import { forAccount } from '../../platform/storage/account-queries.js'
 
 /**
  * The `jti` values of accepted client assertions (RFC 7523 §3: "a JWT ... MAY be used only once"), kept until the
@@ -22,9 +23,8 @@ export class AssertionReplay {
    */
   async firstUse(accountId: string, clientId: string, jti: string, expiresAt: number): Promise<boolean> {
     const now = this.clock.now()
-    const result = await this.db
-      .insertInto('client_assertion_jtis')
-      .values({ account_id: accountId, client_id: clientId, jti, expires_at: expiresAt })
+    const result = await forAccount(this.db, accountId)
+      .insertInto('client_assertion_jtis', { client_id: clientId, jti, expires_at: expiresAt })
       .onConflict((conflict) =>
         conflict
           .columns(['account_id', 'client_id', 'jti'])

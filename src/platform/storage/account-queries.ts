@@ -2,10 +2,7 @@ import { type DeleteQueryBuilder, type DeleteResult, type Insertable, type Inser
 import type { DB } from './schema.js'
 
 /** The tables whose every row belongs to one account: its `account_id`. */
-export type TenantTable = { [T in keyof DB]: DB[T] extends { account_id: string } ? T : never }[keyof DB]
-
-/** `DB` with `alias` naming `table`, as Kysely types `selectFrom('table as alias')`. */
-type WithAlias<T extends TenantTable, A extends string> = DB & { [K in A]: DB[T] }
+type TenantTable = { [T in keyof DB]: DB[T] extends { account_id: string } ? T : never }[keyof DB]
 
 /** A query's selection before `select`, as Kysely's `selectFrom` types it. */
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- Kysely's own type for "nothing selected yet"
@@ -15,20 +12,20 @@ type TenantRow<T extends TenantTable> = Omit<Insertable<DB[T]>, 'account_id'>
 
 /**
  * The one way in to an account's rows: every statement built here names the account (`account_id` in its WHERE, or
- * in the row it inserts), so a request can reach only its own account's data, however its other conditions are
- * written. Work that spans accounts by design (the delivery worker's claim, retention, pruning) uses the database
- * directly, in modules whose header says so.
+ * in the row it inserts), so a request can reach only its own account's data. Kysely joins the caller's conditions to
+ * the account's with AND and brackets what its expression builder makes (`eb.or`), but not raw SQL: a raw condition
+ * with OR must bracket itself. `clearWhere` is refused by the linter. Work that spans accounts by design (the delivery
+ * worker's claim, retention, pruning) uses the database directly, in modules whose comments say so.
  */
 export class AccountQueries {
   constructor(
     private readonly db: Kysely<DB>,
-    readonly accountId: string,
+    private readonly accountId: string,
   ) {}
 
-  selectFrom<T extends TenantTable>(table: T): SelectQueryBuilder<DB, T, NothingSelected>
-  selectFrom<T extends TenantTable, A extends string>(table: T, alias: A): SelectQueryBuilder<WithAlias<T, A>, A, NothingSelected>
-  selectFrom(table: TenantTable, alias?: string): SelectQueryBuilder<DB, TenantTable, NothingSelected> {
-    return this.db.selectFrom(aliased(table, alias)).where(this.#owned(alias ?? table))
+  selectFrom<T extends TenantTable>(table: T): SelectQueryBuilder<DB, T, NothingSelected> {
+    const rows = this.db.selectFrom(table as TenantTable).where(this.#owned(table))
+    return rows as unknown as SelectQueryBuilder<DB, T, NothingSelected>
   }
 
   /**
@@ -63,10 +60,6 @@ export class AccountQueries {
 /** The account's handle on `db`, which may be a transaction's. */
 export function forAccount(db: Kysely<DB>, accountId: string): AccountQueries {
   return new AccountQueries(db, accountId)
-}
-
-function aliased(table: TenantTable, alias: string | undefined): TenantTable {
-  return (alias === undefined ? table : `${table} as ${alias}`) as TenantTable
 }
 
 /**

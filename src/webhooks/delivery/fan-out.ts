@@ -72,14 +72,17 @@ export class FanOut {
    * PostgreSQL, concurrent workers skip each other's batches rather than wait for them.
    */
   async drainOutbox(limit: number): Promise<number> {
-    return transaction(this.db, async (tx) => {
-      const waiting = tx.db.selectFrom('events').select(['id', 'account_id', 'type']).where('fanned_out_at', 'is', null).orderBy('created_at').limit(limit)
-      const events = await this.dialect.forUpdate(waiting, { skipLocked: true }).execute()
-      if (events.length === 0) return 0
-      const now = this.clock.now()
-      await this.deliver(tx, events, now)
-      await tx.db.updateTable('events').set({ fanned_out_at: now }).where('id', 'in', events.map((event) => event.id)).execute()
-      return events.length
-    })
+    return transaction(this.db, (tx) => this.#drain(tx, limit))
+  }
+
+  /** Cross-account: the outbox holds every account's events. */
+  async #drain(tx: Tx, limit: number): Promise<number> {
+    const waiting = tx.db.selectFrom('events').select(['id', 'account_id', 'type']).where('fanned_out_at', 'is', null).orderBy('created_at').limit(limit)
+    const events = await this.dialect.forUpdate(waiting, { skipLocked: true }).execute()
+    if (events.length === 0) return 0
+    const now = this.clock.now()
+    await this.deliver(tx, events, now)
+    await tx.db.updateTable('events').set({ fanned_out_at: now }).where('id', 'in', events.map((event) => event.id)).execute()
+    return events.length
   }
 }

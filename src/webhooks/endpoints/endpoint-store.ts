@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely'
 import type { CacheInvalidation } from '../../platform/cache/invalidation.js'
-import { type Awaitable, andThen } from '../../platform/cache/awaitable.js'
+import type { Awaitable } from '../../platform/cache/awaitable.js'
 import type { TtlCache } from '../../platform/cache/ttl-cache.js'
 import type { SecretBox } from '../../platform/crypto/secret-box.js'
 import type { SqlDialect } from '../../platform/storage/dialects/index.js'
@@ -45,13 +45,11 @@ export class EndpointStore {
     this.#routes = invalidation.cache('webhook_routes')
   }
 
-  /** The account's endpoint: a cached target of another account's is as absent as one that doesn't exist. */
   target(accountId: string, endpointId: string): Awaitable<DeliveryTarget | undefined> {
-    const cached = this.#targets.get(endpointId, async () => {
+    return this.#targets.get(targetKey(accountId, endpointId), async () => {
       const row = await forAccount(this.db, accountId).selectFrom('webhook_endpoints').selectAll().where('id', '=', endpointId).executeTakeFirst()
       return row && this.#toTarget(row)
     })
-    return andThen(cached, (target) => (target?.accountId === accountId ? target : undefined))
   }
 
   /** `db` is the caller's transaction when there is one: SQLite has a single connection, which it holds. */
@@ -83,7 +81,7 @@ export class EndpointStore {
 
   /** Drops the endpoint, and its account's routes, from every process's caches once `tx` commits. */
   async changed(tx: Tx, accountId: string, endpointId: string): Promise<void> {
-    await this.invalidation.record(tx, 'webhook_endpoints', endpointId)
+    await this.invalidation.record(tx, 'webhook_endpoints', targetKey(accountId, endpointId))
     await this.invalidation.record(tx, 'webhook_routes', accountId)
   }
 
@@ -107,4 +105,9 @@ export class EndpointStore {
 /** Both secrets of an endpoint share its identity: they are the same secret at two moments. */
 function sealContext(accountId: string, endpointId: string): string {
   return `webhook_endpoint:${accountId}:${endpointId}`
+}
+
+/** An endpoint's cache key: its account's id and its own, so that one account's lookup never shares another's entry. */
+function targetKey(accountId: string, endpointId: string): string {
+  return `${accountId}/${endpointId}`
 }
