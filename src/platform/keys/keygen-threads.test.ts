@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process'
 import { createPublicKey, sign, verify } from 'node:crypto'
 import { readFileSync, readdirSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import type { SigningAlg } from '../storage/schema.js'
 import { KeygenThreads } from './keygen-threads.js'
 import { importPrivateKey, isPairOf } from './material.js'
@@ -58,6 +58,14 @@ describe('KeygenThreads', () => {
     const lowered = [...after].filter(([tid, nice]) => nice === 19 && before.get(tid) !== 19)
     expect(lowered).toHaveLength(1)
     expect(after.get(process.pid)).toBe(before.get(process.pid))
+  })
+
+  it.runIf(process.platform === 'linux')('ends a thread once it has been idle for its time, and starts another for the next key', async () => {
+    const threads = new KeygenThreads(1, 0)
+    const before = threadNiceValues().size
+    await threads.generate('ES256')
+    await vi.waitFor(() => expect(threadNiceValues().size).toBe(before), { timeout: 10_000 })
+    await expect(threads.generate('ES256')).resolves.toMatchObject({ publicJwk: { kty: 'EC' } })
   })
 
   it('keeps a process alive while it owes a key, and lets it exit on its own once the key is made', async () => {

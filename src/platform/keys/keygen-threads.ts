@@ -20,8 +20,13 @@ import { generateKeyPairSync } from 'node:crypto'
 import { setPriority } from 'node:os'
 import { parentPort } from 'node:worker_threads'
 // On Linux, priority 0 names the calling thread only (setpriority(2), NOTES): this thread takes the CPU only when
-// the event loop does not want it. Elsewhere it would lower the whole process, so it is left alone there.
-if (process.platform === 'linux') setPriority(0, 19)
+// the event loop does not want it. Elsewhere it would lower the whole process, so it is left alone there. Lowering
+// needs no privilege, but a sandbox may forbid the call; keys made at normal priority beat no keys.
+if (process.platform === 'linux') {
+  try {
+    setPriority(0, 19)
+  } catch {}
+}
 function generate(alg) {
   if (alg === 'ES256') return generateKeyPairSync('ec', { namedCurve: 'P-256' })
   if (alg === 'RS256') return generateKeyPairSync('rsa', { modulusLength: 2048 })
@@ -60,7 +65,10 @@ class KeygenThread {
     private readonly onGone: () => void,
   ) {
     this.#worker.on('message', (reply: Reply) => this.#settle(reply))
-    this.#worker.on('error', (error) => this.#failAll(error))
+    this.#worker.on('error', (error) => {
+      onGone()
+      this.#failAll(error)
+    })
     this.#worker.on('exit', (code) => {
       clearTimeout(this.#idleTimer)
       this.#failAll(new Error(`The key generation thread exited (code ${code})`))
