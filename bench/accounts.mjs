@@ -10,13 +10,12 @@
 //
 //   npm run bench -- accounts                                  10,000 accounts on SQLite and PostgreSQL
 //   npm run bench -- accounts --accounts 2000 --dialect sqlite --create 200
+//   npm run bench -- accounts --creation-only                  the creation phase alone, still beside 10,000 accounts
 import crypto, { randomBytes } from 'node:crypto'
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs'
-import { syncBuiltinESMExports } from 'node:module'
 import { cpus, tmpdir } from 'node:os'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { promisify } from 'node:util'
 import autocannon from 'autocannon'
 import pg from 'pg'
 import { ROOT, formatMs, freePort, load, pinSelf, LOAD_CORE, startNode, summarizeProfile, waitForHttp } from './support.mjs'
@@ -35,21 +34,28 @@ const PROBE_RATE = 200
 const PROBE_SECONDS = 10
 const RSS_GOAL_MB = 250
 
-export const USAGE = `Usage: npm run bench -- accounts [--accounts N] [--create N] [--dialect sqlite|postgres] [--profile KIND]
+export const USAGE = `Usage: npm run bench -- accounts [--accounts N] [--create N] [--dialect sqlite|postgres] [--creation-only] [--profile KIND]
 
   --accounts N   accounts the spread rounds use (default 10000)
   --create N     accounts created through the operator API in the latency phase (default 1000; 0 skips it)
   --dialect D    one dialect only
-  --profile K    instead: one round of "tokens" or "introspection" spread over the accounts under --cpu-prof`
+  --creation-only  only the creation phase's latency: no spread rounds
+  --profile K    instead: one round of "tokens" or "introspection" spread over the accounts, or the "creation" phase,
+                 under --cpu-prof (the server's main thread)`
 
 export async function main(args) {
-  const options = { accounts: 10_000, create: 1000, dialects: ['sqlite', 'postgres'], profile: undefined }
-  for (let i = 0; i < args.length; i += 2) {
-    const [flag, value] = [args[i], args[i + 1]]
+  const options = { accounts: 10_000, create: 1000, dialects: ['sqlite', 'postgres'], profile: undefined, creationOnly: false }
+  for (let i = 0; i < args.length; i++) {
+    const flag = args[i]
+    if (flag === '--creation-only') {
+      options.creationOnly = true
+      continue
+    }
+    const value = args[++i]
     if (flag === '--accounts' && Number(value) >= 2) options.accounts = Number(value)
     else if (flag === '--create' && Number(value) >= 0) options.create = Number(value)
     else if (flag === '--dialect' && (value === 'sqlite' || value === 'postgres')) options.dialects = [value]
-    else if (flag === '--profile' && (value === 'tokens' || value === 'introspection')) options.profile = value
+    else if (flag === '--profile' && ['tokens', 'introspection', 'creation'].includes(value)) options.profile = value
     else {
       console.error(`bad argument: ${flag} ${value ?? ''}\n\n${USAGE}`)
       return 2
@@ -80,9 +86,12 @@ async function runDialect(dialect, options, seeding, work) {
   const server = startNode('herald', [path.join(ROOT, 'dist', 'main.js'), 'serve'], { env, nodeFlags })
   try {
     await waitForHttp(`${env.PUBLIC_URL}/healthz`, 30_000, server)
-    const withTokens = await issueTokens(env.PUBLIC_URL, accounts)
+    // The creation phase's probe is the first account; only the spread rounds and the profile need every token.
+    const creationOnly = options.creationOnly || options.profile === 'creation'
+    const withTokens = await issueTokens(env.PUBLIC_URL, creationOnly ? accounts.slice(0, 1) : accounts)
+    if (options.profile === 'creation') return await profileCreation(env, withTokens[0], options.create, server, profileDir)
     if (profileDir) return await profileRound(env.PUBLIC_URL, withTokens, server, options.profile, profileDir)
-    const rates = await spreadRounds(env.PUBLIC_URL, withTokens, server.pid)
+    const rates = options.creationOnly ? undefined : await spreadRounds(env.PUBLIC_URL, withTokens, server.pid)
     const latency = options.create > 0 ? await creationLatency(env, withTokens[0], options.create, server.pid) : undefined
     return report(dialect, options, rates, latency)
   } finally {
@@ -128,13 +137,30 @@ async function profileRound(origin, accounts, server, kind, dir) {
   const fromUs = Number(process.hrtime.bigint() / 1000n)
   const result = await load({ label: `${kind} profiled`, url: origin, ...spec, connections: CONNECTIONS, seconds: ROUND_SECONDS, pid: server.pid })
   const window = { fromUs, toUs: Number(process.hrtime.bigint() / 1000n) }
-  await server.stop(10_000)
-  const file = readdirSync(dir).find((name) => name.endsWith('.cpuprofile'))
-  const summary = summarizeProfile(path.join(dir, file), { top: 30, window })
+  const summary = await stopProfiled(server, dir, window)
   console.log(`${kind} spread under --cpu-prof: ${result.rps.toFixed(0)} req/s`)
+  printProfile(summary)
+  return true
+}
+
+async function profileCreation(env, probe, count, server, dir) {
+  const latency = await creationLatency(env, probe, count, server.pid)
+  const summary = await stopProfiled(server, dir, latency.window)
+  console.log(`${count} accounts created under --cpu-prof (${latency.seconds.toFixed(0)} s), p99 idle ${formatMs(latency.idle.p99)} ms, while creating ${formatMs(latency.during.p99)} ms`)
+  printProfile(summary)
+  return true
+}
+
+/** Stops the server and summarizes its main thread's profile (a worker thread's file has a thread id other than 0). */
+async function stopProfiled(server, dir, window) {
+  await server.stop(10_000)
+  const file = readdirSync(dir).find((name) => name.endsWith(`.${server.pid}.0.001.cpuprofile`))
+  return summarizeProfile(path.join(dir, file), { top: 30, window })
+}
+
+function printProfile(summary) {
   for (const area of summary.areas.slice(0, 10)) console.log(`  ${(area.share * 100).toFixed(1).padStart(5)}%  ${area.name}`)
   for (const fn of summary.functions) console.log(`  ${(fn.share * 100).toFixed(1).padStart(5)}%  ${fn.name}`)
-  return true
 }
 
 /** autocannon requests: each picks an account uniformly at random. */
@@ -182,6 +208,7 @@ async function creationLatency(env, probe, count, pid) {
   let stop = () => {}
   const running = fixedRate({ ...spec, duration: 3600 }, (instance) => (stop = () => instance.stop()))
   const started = Date.now()
+  const fromUs = Number(process.hrtime.bigint() / 1000n)
   let next = 0
   await Promise.all(
     Array.from({ length: CREATE_CONCURRENCY }, async () => {
@@ -197,9 +224,10 @@ async function creationLatency(env, probe, count, pid) {
     }),
   )
   const seconds = (Date.now() - started) / 1000
+  const window = { fromUs, toUs: Number(process.hrtime.bigint() / 1000n) }
   stop()
   const during = await running
-  return { idle, during, created: count, seconds, rssMb: rssOf(pid) }
+  return { idle, during, created: count, seconds, rssMb: rssOf(pid), window }
 }
 
 function fixedRate(options, onStart = () => {}) {
@@ -213,18 +241,24 @@ function fixedRate(options, onStart = () => {}) {
   })
 }
 
-function report(dialect, options, { rates, rssMb }, latency) {
-  const mean = (results) => results.reduce((sum, r) => sum + r.rps, 0) / results.length
-  const rate = (kind) => mean(rates.get(kind))
-  const tokens = rate('tokens, spread') / rate('tokens, one account')
-  const introspection = rate('introspection, spread') / rate('introspection, one account')
+function report(dialect, options, rounds, latency) {
   const met = (ok) => (ok ? 'met' : 'MISSED')
-  console.log(`\n${dialect}, ${options.accounts} accounts (means of ${ROUNDS} rounds of ${ROUND_SECONDS} s, ${CONNECTIONS} connections):`)
-  for (const kind of rates.keys()) console.log(`  ${kind.padEnd(28)} ${rate(kind).toFixed(0).padStart(7)} req/s`)
-  console.log(`  tokens spread / one account:        ${tokens.toFixed(2)}×  (goal ≥ 0.80×: ${met(tokens >= 0.8)})`)
-  console.log(`  introspection spread / one account: ${introspection.toFixed(2)}×  (goal ≥ 0.80×: ${met(introspection >= 0.8)})`)
-  console.log(`  server RSS, highest after a round:  ${rssMb.toFixed(0)} MB  (goal < ${RSS_GOAL_MB} MB: ${met(rssMb < RSS_GOAL_MB)})`)
-  let ok = tokens >= 0.8 && introspection >= 0.8 && rssMb < RSS_GOAL_MB
+  let ok = true
+  if (rounds) {
+    const { rates, rssMb } = rounds
+    const mean = (results) => results.reduce((sum, r) => sum + r.rps, 0) / results.length
+    const rate = (kind) => mean(rates.get(kind))
+    const tokens = rate('tokens, spread') / rate('tokens, one account')
+    const introspection = rate('introspection, spread') / rate('introspection, one account')
+    console.log(`\n${dialect}, ${options.accounts} accounts (means of ${ROUNDS} rounds of ${ROUND_SECONDS} s, ${CONNECTIONS} connections):`)
+    for (const kind of rates.keys()) console.log(`  ${kind.padEnd(28)} ${rate(kind).toFixed(0).padStart(7)} req/s`)
+    console.log(`  tokens spread / one account:        ${tokens.toFixed(2)}×  (goal ≥ 0.80×: ${met(tokens >= 0.8)})`)
+    console.log(`  introspection spread / one account: ${introspection.toFixed(2)}×  (goal ≥ 0.80×: ${met(introspection >= 0.8)})`)
+    console.log(`  server RSS, highest after a round:  ${rssMb.toFixed(0)} MB  (goal < ${RSS_GOAL_MB} MB: ${met(rssMb < RSS_GOAL_MB)})`)
+    ok = tokens >= 0.8 && introspection >= 0.8 && rssMb < RSS_GOAL_MB
+  } else {
+    console.log(`\n${dialect}, ${options.accounts} accounts:`)
+  }
   if (latency) {
     const ratio = latency.during.p99 / latency.idle.p99
     console.log(
@@ -276,24 +310,31 @@ async function createDatabase(dialect, work) {
 }
 
 /**
- * Herald's own modules in this process, with RSA key generation answered by one pair made here (see the top of
- * this file); loaded after the patch so that their import of node:crypto sees it.
+ * Herald's own modules in this process. Their key generation is replaced on the seeding instance: each account's
+ * ES256 key is made for real, and its RS256 key is the pair made here (see the top of this file) under its own kid.
  */
 async function seedingHerald() {
-  const pair = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 })
-  const real = crypto.generateKeyPair
-  const realAsync = promisify(real)
-  const once = (type, options, callback) => (type === 'rsa' ? process.nextTick(callback, null, pair.publicKey, pair.privateKey) : real(type, options, callback))
-  once[promisify.custom] = (type, options) => (type === 'rsa' ? Promise.resolve(pair) : realAsync(type, options))
-  crypto.generateKeyPair = once
-  syncBuiltinESMExports()
+  const rsa = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 })
+  const rsaJwk = rsa.publicKey.export({ format: 'jwk' })
+  const rsaPem = rsa.privateKey.export({ format: 'pem', type: 'pkcs8' })
   const dist = (file) => import(pathToFileURL(path.join(ROOT, 'dist', file)).href)
-  const [{ openHerald }, { loadConfig }, { createLogger }] = await Promise.all([dist('herald.js'), dist('platform/config.js'), dist('platform/logger.js')])
+  const [{ openHerald }, { loadConfig }, { createLogger }, { generateSigningKey }, { newId }] = await Promise.all(
+    ['herald.js', 'platform/config.js', 'platform/logger.js', 'platform/keys/material.js', 'platform/ids.js'].map(dist),
+  )
+  const generate = async () => {
+    const now = Date.now()
+    const [es256, rs256] = [newId('key', now), newId('key', now)]
+    return [
+      { kid: es256, alg: 'ES256', ...(await generateSigningKey(es256, 'ES256')) },
+      { kid: rs256, alg: 'RS256', publicJwk: { ...rsaJwk, kid: rs256, alg: 'RS256', use: 'sig' }, privatePem: rsaPem },
+    ]
+  }
   return {
     async seed(env, count) {
       const port = await freePort()
       Object.assign(env, { PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}` })
       const herald = await openHerald({ config: loadConfig(env), log: createLogger('silent') })
+      herald.keys.generate = generate
       try {
         const accounts = []
         let next = 0

@@ -1,7 +1,6 @@
 import type { AccountProvisioning, AdminCredentials } from '../platform/accounts/accounts.js'
 import type { Clock } from '../platform/clock.js'
 import { notFound } from '../platform/http/problems.js'
-import { newId } from '../platform/ids.js'
 import { MANAGEMENT_SCOPES } from '../platform/management-auth/scopes.js'
 import type { Tx } from '../platform/storage/transaction.js'
 import { type ClientMetadata, DEFAULT_METADATA } from './clients/client-metadata.js'
@@ -25,12 +24,11 @@ export class AuthorizationProvisioning implements AccountProvisioning {
     private readonly clock: Clock,
   ) {}
 
-  async provision(tx: Tx, accountId: string): Promise<AdminCredentials> {
+  async provision(tx: Tx, accountId: string, adminClientId: string): Promise<AdminCredentials> {
     await insertOidcScopes(tx, accountId, this.clock.now())
-    const clientId = newId('cli', this.clock.now())
     const secret = newClientSecret()
-    await this.clients.insert(tx, accountId, clientId, ADMIN_CLIENT_METADATA, hashClientSecret(secret))
-    return { client_id: clientId, client_secret: secret }
+    await this.clients.insert(tx, accountId, adminClientId, ADMIN_CLIENT_METADATA, hashClientSecret(secret))
+    return { client_id: adminClientId, client_secret: secret }
   }
 
   async resetAdminSecret(tx: Tx, accountId: string, adminClientId: string): Promise<AdminCredentials> {

@@ -105,7 +105,7 @@ export class ClientStore {
       updated_at: now,
     }
     await forAccount(tx.db, accountId).insertInto('clients', row).execute()
-    await this.#writeScopes(tx, accountId, id, metadata)
+    await this.#insertScopes(tx, accountId, id, metadata)
     // Nothing caches a missing client, but per-account views of all clients (CORS origins) must refresh.
     await this.invalidation.record(tx, 'client', cacheKey(accountId, id))
     return fromRow(row)
@@ -121,8 +121,10 @@ export class ClientStore {
       updated_at: now,
       ...(credentialsChanged && { credentials_changed_at: nextCredentialsVersion(now) }),
     }
-    await forAccount(tx.db, client.accountId).updateTable('clients').set(changes).where('id', '=', client.id).execute()
-    await this.#writeScopes(tx, client.accountId, client.id, metadata)
+    const account = forAccount(tx.db, client.accountId)
+    await account.updateTable('clients').set(changes).where('id', '=', client.id).execute()
+    await account.deleteFrom('client_scopes').where('client_id', '=', client.id).execute()
+    await this.#insertScopes(tx, client.accountId, client.id, metadata)
     await this.invalidation.record(tx, 'client', cacheKey(client.accountId, client.id))
     const updated = await this.read(tx.db, client.accountId, client.id)
     if (!updated) throw new Error('client vanished inside its own transaction')
@@ -161,11 +163,9 @@ export class ClientStore {
     return rows.map((row) => row.client_id)
   }
 
-  async #writeScopes(tx: Tx, accountId: string, clientId: string, metadata: ClientMetadata): Promise<void> {
-    const account = forAccount(tx.db, accountId)
-    await account.deleteFrom('client_scopes').where('client_id', '=', clientId).execute()
+  async #insertScopes(tx: Tx, accountId: string, clientId: string, metadata: ClientMetadata): Promise<void> {
     const scopes = scopesOf(metadata)
-    if (scopes.length > 0) await account.insertInto('client_scopes', scopes.map((scope) => ({ client_id: clientId, scope }))).execute()
+    if (scopes.length > 0) await forAccount(tx.db, accountId).insertInto('client_scopes', scopes.map((scope) => ({ client_id: clientId, scope }))).execute()
   }
 }
 

@@ -41,7 +41,8 @@ export interface AdminCredentials {
  * behind an interface so the platform does not depend on the area.
  */
 export interface AccountProvisioning {
-  provision(tx: Tx, accountId: string): Promise<AdminCredentials>
+  /** Adds the account's OIDC scopes and its management client, under the id the account row already names. */
+  provision(tx: Tx, accountId: string, adminClientId: string): Promise<AdminCredentials>
   resetAdminSecret(tx: Tx, accountId: string, adminClientId: string): Promise<AdminCredentials>
 }
 
@@ -73,22 +74,19 @@ export class Accounts {
   /**
    * Makes an account and everything it needs to work, in one transaction: its settings, signing keys, the
    * OIDC scopes and a management client allowed every reserved scope, whose secret is returned only here. The keys
-   * are generated first, off the event loop, so the transaction holds the database only for its writes.
+   * are generated first, off the event loop, so the transaction holds the database only for its writes, and it
+   * writes each row once: the account row names its management client before the client is made.
    */
   async create(name: string): Promise<{ account: AccountView; admin_client: AdminCredentials }> {
     const keys = await this.keys.generate()
     return transaction(this.db, async (tx) => {
       const now = this.clock.now()
-      const id = newId('acct', now)
-      // The admin client's id is known only after provisioning; the row is completed in the same transaction.
-      await tx.db.insertInto('accounts').values({ id, name, status: 'active', admin_client_id: '', created_at: now, updated_at: now }).execute()
-      await this.settings.insertDefaults(tx, id)
-      await this.keys.createInitialKeys(tx, id, keys)
-      const admin = await this.provisioning.provision(tx, id)
-      await tx.db.updateTable('accounts').set({ admin_client_id: admin.client_id }).where('id', '=', id).execute()
-      const account = await this.#read(tx.db, id)
-      if (!account) throw new Error('account vanished inside its own transaction')
-      return { account: this.view(account), admin_client: admin }
+      const row: AccountsTable = { id: newId('acct', now), name, status: 'active', admin_client_id: newId('cli', now), created_at: now, updated_at: now }
+      await tx.db.insertInto('accounts').values(row).execute()
+      await this.settings.insertDefaults(tx, row.id)
+      await this.keys.createInitialKeys(tx, row.id, keys)
+      const admin = await this.provisioning.provision(tx, row.id, row.admin_client_id)
+      return { account: this.view(fromRow(row)), admin_client: admin }
     })
   }
 

@@ -99,10 +99,11 @@ export class KeyStore {
     )
   }
 
-  /** The first keys of a new account sign at once: nobody can have cached its JWKS yet. */
+  /** The first keys of a new account sign at once: nobody can have cached its JWKS yet. One statement for them all. */
   async createInitialKeys(tx: Tx, accountId: string, keys: readonly NewKey[]): Promise<void> {
     const now = this.clock.now()
-    for (const key of keys) await this.#insertKey(tx, accountId, key, now, now)
+    const rows = keys.map((key) => this.#keyRow(accountId, key, now, now))
+    await forAccount(tx.db, accountId).insertInto('signing_keys', rows).execute()
   }
 
   /** Routine rotation of every algorithm's key, to `fresh`; see `planRotation` for the timeline. Returns the new keys. */
@@ -184,8 +185,14 @@ export class KeyStore {
     return (await this.#rows(this.db, accountId)).map((row) => toView(row, now))
   }
 
-  async #insertKey(tx: Tx, accountId: string, { kid, alg, publicJwk, privatePem }: NewKey, now: number, signsFrom: number): Promise<KeyView> {
-    const row: SigningKeysTable = {
+  async #insertKey(tx: Tx, accountId: string, key: NewKey, now: number, signsFrom: number): Promise<KeyView> {
+    const row = this.#keyRow(accountId, key, now, signsFrom)
+    await forAccount(tx.db, accountId).insertInto('signing_keys', row).execute()
+    return toView(row, now)
+  }
+
+  #keyRow(accountId: string, { kid, alg, publicJwk, privatePem }: NewKey, now: number, signsFrom: number): SigningKeysTable {
+    return {
       id: kid,
       account_id: accountId,
       alg,
@@ -197,8 +204,6 @@ export class KeyStore {
       published_until: null,
       revoked_at: null,
     }
-    await forAccount(tx.db, accountId).insertInto('signing_keys', row).execute()
-    return toView(row, now)
   }
 
   #rows(db: Kysely<DB>, accountId: string): Promise<SigningKeysTable[]> {

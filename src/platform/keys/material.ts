@@ -1,16 +1,9 @@
-import {
-  type KeyObject,
-  createPrivateKey,
-  createPublicKey,
-  generateKeyPair,
-  sign,
-} from 'node:crypto'
+import { type KeyObject, createPrivateKey, createPublicKey, sign } from 'node:crypto'
 import { availableParallelism } from 'node:os'
-import { promisify } from 'node:util'
 import { derToJose } from 'ecdsa-sig-formatter'
 import type { JWK } from 'jose'
-import pLimit from 'p-limit'
 import type { SigningAlg } from '../storage/schema.js'
+import { KeygenThreads } from './keygen-threads.js'
 
 export interface GeneratedKey {
   publicJwk: JWK
@@ -18,24 +11,19 @@ export interface GeneratedKey {
   privatePem: string
 }
 
-const generatePair = promisify(generateKeyPair)
-
 /**
- * Key generations running at once: half the cores. Each holds a core and a thread of libuv's pool (four by
- * default, shared with DNS lookups and file access), so a burst of account creations queues here instead of
- * starving the event loop and the pool.
+ * Half the cores make keys at once, so a burst of account creations queues here; a thread stays a minute after
+ * its last key, so that a burst does not start one per account.
  */
-const generation = pLimit(Math.max(1, Math.floor(availableParallelism() / 2)))
+const keygen = new KeygenThreads(Math.max(1, Math.floor(availableParallelism() / 2)), 60_000)
 
 /**
- * A new key pair: P-256 for ES256, 2048-bit RSA for RS256 (RFC 7518 §3.3's minimum). Generated off the event loop:
- * an RSA key takes tens to hundreds of milliseconds of CPU, which would stall every other request of the process.
+ * A new key pair: P-256 for ES256, 2048-bit RSA for RS256 (RFC 7518 §3.3's minimum), made off the event loop at
+ * the lowest CPU priority (KeygenThreads).
  */
 export async function generateSigningKey(kid: string, alg: SigningAlg): Promise<GeneratedKey> {
-  const { publicKey, privateKey } =
-    alg === 'ES256' ? await generatePair('ec', { namedCurve: 'P-256' }) : await generation(() => generatePair('rsa', { modulusLength: 2048 }))
-  const publicJwk: JWK = { ...publicKey.export({ format: 'jwk' }), kid, alg, use: 'sig' }
-  return { publicJwk, privatePem: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString() }
+  const { publicJwk, privatePem } = await keygen.generate(alg)
+  return { publicJwk: { ...publicJwk, kid, alg, use: 'sig' }, privatePem }
 }
 
 export function importPrivateKey(pem: string): KeyObject {
