@@ -117,8 +117,8 @@ async function spreadRounds(origin, accounts, pid) {
   let rssMb = 0
   for (let round = 1; round <= ROUNDS; round++) {
     for (const [kind, spec] of Object.entries(kinds)) {
-      // The rounds of the other kinds outlast the caches' 5 s lifetime: a lead-in of this kind, unmeasured, brings
-      // its entries back first, so that each round measures its kind's steady state.
+      // A lead-in of this kind, unmeasured, comes first: the round before it was of another kind, and each round is
+      // to measure its own kind's steady state.
       await load({ label: `${kind} lead-in`, url: origin, ...spec, connections: CONNECTIONS, seconds: LEAD_IN_SECONDS, pid })
       const result = await load({ label: `${kind} ${round}`, url: origin, ...spec, connections: CONNECTIONS, seconds: ROUND_SECONDS, pid })
       const rss = rssOf(pid)

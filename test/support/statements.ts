@@ -14,20 +14,28 @@ export interface Recorder {
  */
 export function recordStatements(db: Kysely<DB>): Recorder {
   const statements: CompiledQuery[] = []
-  const restore = record(db.getExecutor(), statements)
-  return { statements, stop: restore }
+  const stop = watchStatements(db, (query) => statements.push(query))
+  return { statements, stop }
 }
 
-function record(executor: QueryExecutor, statements: CompiledQuery[]): () => void {
+/**
+ * Calls `seen` with every statement `db` sends, its transactions' included, just before it is sent and in the caller's
+ * synchronous flow (Kysely compiles and sends inside `execute()`); answers what stops watching.
+ */
+export function watchStatements(db: Kysely<DB>, seen: (query: CompiledQuery) => void): () => void {
+  return watch(db.getExecutor(), seen)
+}
+
+function watch(executor: QueryExecutor, seen: (query: CompiledQuery) => void): () => void {
   const execute = executor.executeQuery.bind(executor)
   const withConnectionProvider = executor.withConnectionProvider.bind(executor)
   executor.executeQuery = (query) => {
-    statements.push(query)
+    seen(query)
     return execute(query)
   }
   executor.withConnectionProvider = (provider) => {
     const inner = withConnectionProvider(provider)
-    record(inner, statements)
+    watch(inner, seen)
     return inner
   }
   return () => {

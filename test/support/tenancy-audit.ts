@@ -1,6 +1,7 @@
 import path from 'node:path'
-import type { CompiledQuery, Kysely, QueryExecutor } from 'kysely'
+import type { CompiledQuery, Kysely } from 'kysely'
 import type { DB } from '../../src/platform/storage/schema.js'
+import { watchStatements } from './statements.js'
 
 /**
  * The modules (`path`) and methods (`path#method`) that work across accounts by design, and may touch a tenant table
@@ -60,7 +61,8 @@ export interface TenancyAudit {
 }
 
 const SOURCE_ROOT = path.resolve(import.meta.dirname, '../../src') + path.sep
-const AUDIT_MODULE = import.meta.filename
+/** The modules that watch statements: their own frames sit on every statement's stack. */
+const WATCHING_MODULES = new Set([import.meta.filename, path.resolve(import.meta.dirname, 'statements.ts')])
 const TEST_ROOT = path.resolve(import.meta.dirname, '..') + path.sep
 /** Storage helpers build statements for their callers: the caller is the module that decides what they touch. */
 const STORAGE_HELPERS = `${SOURCE_ROOT}platform${path.sep}storage${path.sep}`
@@ -83,7 +85,7 @@ export function auditTenancy(db: Kysely<DB>, crossAccount: readonly string[] = C
     if (allowed.has(sender.file) || frames.some((frame) => allowed.has(`${frame.file}#${frame.method}`))) return
     audit.violations.push({ sql: query.sql, module: `${sender.file}:${sender.line}` })
   }
-  const restore = watch(db.getExecutor(), inspect)
+  const restore = watchStatements(db, inspect)
   return {
     get violations() {
       return audit.violations
@@ -92,24 +94,6 @@ export function auditTenancy(db: Kysely<DB>, crossAccount: readonly string[] = C
       return audit.checked
     },
     stop: restore,
-  }
-}
-
-function watch(executor: QueryExecutor, inspect: (query: CompiledQuery) => void): () => void {
-  const execute = executor.executeQuery.bind(executor)
-  const withConnectionProvider = executor.withConnectionProvider.bind(executor)
-  executor.executeQuery = (query) => {
-    inspect(query)
-    return execute(query)
-  }
-  executor.withConnectionProvider = (provider) => {
-    const inner = withConnectionProvider(provider)
-    watch(inner, inspect)
-    return inner
-  }
-  return () => {
-    executor.executeQuery = execute
-    executor.withConnectionProvider = withConnectionProvider
   }
 }
 
@@ -140,7 +124,7 @@ function heraldFrames(stack: string): Frame[] {
     const location = /^at (?:async )?(?:(.+?) \()?((?:file:\/\/)?\/[^():]+):(\d+):\d+\)?$/.exec(frame.trim())
     if (!location) continue
     const file = location[2]!.replace(/^file:\/\//, '')
-    if (file === AUDIT_MODULE) continue
+    if (WATCHING_MODULES.has(file)) continue
     if (file.startsWith(TEST_ROOT)) break
     if (!file.startsWith(SOURCE_ROOT) || file.startsWith(STORAGE_HELPERS)) continue
     frames.push({ file: file.slice(SOURCE_ROOT.length).split(path.sep).join('/'), line: location[3]!, method: location[1]?.split(/[. ]/).at(-1)?.replace(/^#/, '') ?? '' })
