@@ -47,6 +47,6 @@ export default tseslint.config(
     },
   },
   { files: ['src/platform/storage/**/*.ts', 'src/**/sql/**/*.ts'], rules: { 'no-restricted-syntax': ['error', KEEP_ACCOUNT] } },
-  // The benchmarks are plain Node.js scripts.
-  { files: ['bench/**/*.mjs'], languageOptions: { globals: globals.node } },
+  // The benchmarks and the examples are plain Node.js scripts.
+  { files: ['bench/**/*.mjs', 'examples/**/*.mjs'], languageOptions: { globals: globals.node } },
 )

@@ -1,0 +1,93 @@
+// The calls this example makes to Herald: management tokens, the account's settings, the demo client, and the
+// login and consent challenges (docs: the sign-in section of docs/authorization.md).
+
+const DEMO_CLIENT_NAME = 'Demo relying party (examples/login-consent)'
+
+/** Herald's API for one account, through its management client's credentials. */
+export async function connect({ issuer, clientId, clientSecret }) {
+  const discovery = await json(`${issuer}/.well-known/openid-configuration`)
+  const tokens = new Map()
+
+  // One token per scope set, reused until shortly before it expires: each task asks only for what it needs.
+  async function token(scope) {
+    const cached = tokens.get(scope)
+    if (cached && cached.expiresAt > Date.now() + 30_000) return cached.value
+    const answer = await json(discovery.token_endpoint, {
+      method: 'POST',
+      headers: { authorization: basicAuth(clientId, clientSecret) },
+      body: new URLSearchParams({ grant_type: 'client_credentials', scope }),
+    })
+    tokens.set(scope, { value: answer.access_token, expiresAt: Date.now() + answer.expires_in * 1000 })
+    return answer.access_token
+  }
+
+  async function call(scope, method, path, body) {
+    return json(`${issuer}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${await token(scope)}`, ...(body && { 'content-type': 'application/json' }) },
+      body: body && JSON.stringify(body),
+    })
+  }
+
+  const challenge = (kind) => ({
+    get: (id) => call('herald:login', 'GET', `/oauth/${kind}-requests/${encodeURIComponent(id)}`),
+    accept: (id, body) => call('herald:login', 'POST', `/oauth/${kind}-requests/${encodeURIComponent(id)}/accept`, body),
+    reject: (id, body) => call('herald:login', 'POST', `/oauth/${kind}-requests/${encodeURIComponent(id)}/reject`, body),
+  })
+
+  return { discovery, call, login: challenge('login'), consent: challenge('consent') }
+}
+
+/**
+ * Points the account's login and consent URLs at this app, and registers the demo relying party, or reuses the one
+ * an earlier run registered: its redirect URI is brought up to date and it gets a new secret, since Herald shows a
+ * secret only when it makes one.
+ */
+export async function configureAccount(herald, appUrl) {
+  const setup = 'herald:settings:write herald:clients:read herald:clients:write'
+  await herald.call(setup, 'PATCH', '/settings', { login_url: `${appUrl}/login`, consent_url: `${appUrl}/consent` })
+
+  const metadata = {
+    client_name: DEMO_CLIENT_NAME,
+    redirect_uris: [`${appUrl}/callback`],
+    grant_types: ['authorization_code'],
+    response_types: ['code'],
+    token_endpoint_auth_method: 'client_secret_basic',
+    scope: 'openid profile email',
+  }
+  const existing = await findClient(herald, setup, DEMO_CLIENT_NAME)
+  if (!existing) return herald.call(setup, 'POST', '/oauth/clients', metadata)
+  await herald.call(setup, 'PATCH', `/oauth/clients/${existing.client_id}`, metadata)
+  return herald.call(setup, 'POST', `/oauth/clients/${existing.client_id}/secret`)
+}
+
+async function findClient(herald, scope, name) {
+  let cursor
+  do {
+    const query = new URLSearchParams({ limit: '100', ...(cursor && { cursor }) })
+    const page = await herald.call(scope, 'GET', `/oauth/clients?${query}`)
+    const found = page.data.find((client) => client.client_name === name)
+    if (found) return found
+    cursor = page.next_cursor
+  } while (cursor)
+  return undefined
+}
+
+/** RFC 6749 §2.3.1: the client id and secret are form-encoded before they are joined and base64-encoded. */
+export function basicAuth(id, secret) {
+  const encode = (value) => encodeURIComponent(value).replace(/%20/g, '+')
+  return `Basic ${Buffer.from(`${encode(id)}:${encode(secret)}`).toString('base64')}`
+}
+
+/** A JSON request to Herald; anything but a 2xx becomes an error carrying Herald's own explanation. */
+export async function json(url, init = {}) {
+  const response = await fetch(url, init)
+  const text = await response.text()
+  const body = text && /json/.test(response.headers.get('content-type') ?? '') ? JSON.parse(text) : text
+  if (!response.ok) {
+    const why = body.detail ?? body.error_description ?? body.title ?? body.error ?? text
+    // 502 to the browser: the page failed because Herald refused a call.
+    throw Object.assign(new Error(`${init.method ?? 'GET'} ${new URL(url).pathname}: ${response.status} ${why}`), { status: 502 })
+  }
+  return body
+}

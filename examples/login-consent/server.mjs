@@ -1,0 +1,184 @@
+// Herald's login and consent example: the app an account's login_url and consent_url point at, plus a demo relying
+// party to try it with. Run: HERALD_ISSUER=… HERALD_CLIENT_ID=… HERALD_CLIENT_SECRET=… node examples/login-consent/server.mjs
+import { randomBytes, timingSafeEqual } from 'node:crypto'
+import { createServer } from 'node:http'
+import { configureAccount, connect } from './herald.mjs'
+import { consentPage, errorPage, loginPage } from './pages.mjs'
+import { relyingParty } from './relying-party.mjs'
+
+// The one user this example knows. A real app looks its users up and checks a password hash.
+const DEMO_USER = { username: 'demo', password: 'demo', subject: 'user_demo', name: 'Demo User', email: 'demo@example.com' }
+const CSRF_COOKIE = 'demo_csrf'
+const FORM_LIMIT = 16 * 1024
+const NOT_FROM_HERALD = "Herald's authorize endpoint sends the browser here with a challenge: start from the home page."
+
+const env = readEnv(process.env)
+const appUrl = `http://127.0.0.1:${env.port}`
+// Listening comes first, so that a port in use stops the app before it changes the account's settings or the demo
+// client's secret; requests are answered once both are set.
+const server = createServer()
+server.on('error', exitWith(`Could not listen on port ${env.port}`))
+await new Promise((resolve) => server.listen(env.port, '127.0.0.1', resolve))
+const herald = await connect(env).catch(exitWith('Herald is unreachable or refused the management client'))
+const client = await configureAccount(herald, appUrl).catch(exitWith("Could not set up the account's login and consent"))
+const rp = relyingParty({ discovery: herald.discovery, client, redirectUri: `${appUrl}/callback`, cookies: { get: getCookie, set: setCookie, clear: clearCookie } })
+
+const routes = {
+  'GET /': rp.home,
+  'GET /callback': rp.callback,
+  'GET /login': showLogin,
+  'POST /login': submitLogin,
+  'GET /consent': showConsent,
+  'POST /consent': submitConsent,
+}
+
+async function showLogin(request, response, query) {
+  const challenge = query.get('login_challenge')
+  if (!challenge) return [400, errorPage(NOT_FROM_HERALD)]
+  const login = await herald.login.get(challenge)
+  console.log(`login request for ${login.client.client_id}: skip=${login.skip}`)
+  // Hydra's rule: skip means Herald already knows this browser's user (its herald_session cookie), so the app
+  // accepts at once with that subject rather than asking again.
+  if (login.skip) return redirect((await herald.login.accept(challenge, { subject: login.subject })).redirect_to, 302)
+  return loginPage({ challenge, client: login.client, csrf: csrfToken(request, response) })
+}
+
+async function submitLogin(request, response) {
+  const form = await readForm(request)
+  const challenge = form.get('challenge') ?? ''
+  if (!csrfMatches(request, form)) return [403, errorPage('This form did not come from this app (CSRF check failed).')]
+  if (form.get('action') !== 'accept') {
+    return redirect((await herald.login.reject(challenge, { error: 'access_denied', error_description: 'The user cancelled the sign-in' })).redirect_to)
+  }
+  if (form.get('username') !== DEMO_USER.username || form.get('password') !== DEMO_USER.password) {
+    const { client } = await herald.login.get(challenge)
+    return loginPage({ challenge, client, csrf: csrfToken(request, response), username: form.get('username'), error: 'Wrong username or password.' })
+  }
+  const accepted = await herald.login.accept(challenge, { subject: DEMO_USER.subject, remember: form.get('remember') === '1' })
+  return redirect(accepted.redirect_to)
+}
+
+async function showConsent(request, response, query) {
+  const challenge = query.get('consent_challenge')
+  if (!challenge) return [400, errorPage(NOT_FROM_HERALD)]
+  const consent = await herald.consent.get(challenge)
+  // skip: this user already granted this client these scopes and asked Herald to remember it.
+  if (consent.skip) return redirect((await acceptConsent(challenge, consent, false)).redirect_to, 302)
+  return consentPage({ challenge, client: consent.client, scopes: consent.requested_scope, csrf: csrfToken(request, response) })
+}
+
+async function submitConsent(request) {
+  const form = await readForm(request)
+  const challenge = form.get('challenge') ?? ''
+  if (!csrfMatches(request, form)) return [403, errorPage('This form did not come from this app (CSRF check failed).')]
+  if (form.get('action') !== 'accept') {
+    return redirect((await herald.consent.reject(challenge, { error: 'access_denied', error_description: 'The user denied access' })).redirect_to)
+  }
+  // The scopes come from Herald, not from the form, so a tampered form can't grant more than was asked.
+  const consent = await herald.consent.get(challenge)
+  return redirect((await acceptConsent(challenge, consent, form.get('remember') === '1')).redirect_to)
+}
+
+/** Grants every requested scope, with the user's claims that those scopes cover (OIDC Core §5.4). */
+function acceptConsent(challenge, consent, remember) {
+  const scopes = consent.requested_scope
+  const claims = {
+    ...(scopes.includes('profile') && { name: DEMO_USER.name, preferred_username: DEMO_USER.username }),
+    ...(scopes.includes('email') && { email: DEMO_USER.email, email_verified: true }),
+  }
+  return herald.consent.accept(challenge, { grant_scope: scopes, remember, session: { id_token: claims } })
+}
+
+// CSRF: a double-submit token (OWASP's CSRF cheat sheet). The cookie is SameSite=Strict, so a cross-site form post
+// doesn't carry it, and another site can't read it to copy it into the form either.
+function csrfToken(request, response) {
+  const token = getCookie(request, CSRF_COOKIE) ?? randomBytes(32).toString('base64url')
+  setCookie(response, CSRF_COOKIE, token, { path: '/', sameSite: 'Strict' })
+  return token
+}
+
+function csrfMatches(request, form) {
+  const cookie = Buffer.from(getCookie(request, CSRF_COOKIE) ?? '')
+  const field = Buffer.from(form.get('csrf') ?? '')
+  return cookie.length > 0 && cookie.length === field.length && timingSafeEqual(cookie, field)
+}
+
+function getCookie(request, name) {
+  for (const pair of (request.headers.cookie ?? '').split(';')) {
+    const [key, ...value] = pair.trim().split('=')
+    if (key === name) return value.join('=')
+  }
+  return undefined
+}
+
+function setCookie(response, name, value, { path, sameSite, maxAge }) {
+  const cookie = `${name}=${value}; Path=${path}; HttpOnly; SameSite=${sameSite}${maxAge === undefined ? '' : `; Max-Age=${maxAge}`}`
+  response.appendHeader('set-cookie', cookie)
+}
+
+function clearCookie(response, name, { path }) {
+  setCookie(response, name, '', { path, sameSite: 'Lax', maxAge: 0 })
+}
+
+async function readForm(request) {
+  if (!/^application\/x-www-form-urlencoded\b/.test(request.headers['content-type'] ?? '')) throw new HttpError(415, 'Expected a form post.')
+  let body = ''
+  for await (const chunk of request) {
+    body += chunk
+    if (body.length > FORM_LIMIT) throw new HttpError(413, 'The form is too large.')
+  }
+  return new URLSearchParams(body)
+}
+
+/** 303 after a form post, so the browser follows with a GET (RFC 9110 §15.4.4). */
+function redirect(location, status = 303) {
+  return { redirect: location, status }
+}
+
+class HttpError extends Error {
+  constructor(status, message) {
+    super(message)
+    this.status = status
+  }
+}
+
+async function handle(request, response) {
+  const url = new URL(request.url ?? '/', appUrl)
+  const route = routes[`${request.method} ${url.pathname}`]
+  let result
+  try {
+    result = route ? await route(request, response, url.searchParams) : [404, errorPage('There is no such page.')]
+  } catch (error) {
+    if (!(error instanceof HttpError)) console.error(error)
+    result = [error.status ?? 500, errorPage(error.message)]
+  }
+  if (result.redirect) return response.writeHead(result.status, { location: result.redirect }).end()
+  const [status, body] = Array.isArray(result) ? result : [200, result]
+  response.writeHead(status, {
+    'content-type': 'text/html; charset=utf-8',
+    'cache-control': 'no-store',
+    'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'",
+    'x-content-type-options': 'nosniff',
+    'referrer-policy': 'no-referrer',
+  })
+  response.end(body)
+}
+
+function readEnv(vars) {
+  const missing = ['HERALD_ISSUER', 'HERALD_CLIENT_ID', 'HERALD_CLIENT_SECRET'].filter((name) => !vars[name])
+  if (missing.length > 0) {
+    console.error(`Missing ${missing.join(', ')}: give the account's issuer and its management client, as printed by\n  npx herald accounts create --name acme --json`)
+    process.exit(1)
+  }
+  return { issuer: vars.HERALD_ISSUER.replace(/\/$/, ''), clientId: vars.HERALD_CLIENT_ID, clientSecret: vars.HERALD_CLIENT_SECRET, port: Number(vars.PORT ?? 3000) }
+}
+
+function exitWith(what) {
+  return (error) => {
+    console.error(`${what}: ${error.message}`)
+    process.exit(1)
+  }
+}
+
+server.on('request', handle)
+console.log(`Login and consent example ready: open ${appUrl}/ and sign in as demo / demo`)
