@@ -17,14 +17,7 @@ export interface BrowserSession {
   expiresAt: number
 }
 
-export interface NewSession {
-  subject: string
-  authTime: number
-  acr: string | null
-  amr: string[]
-  remembered: boolean
-  expiresAt: number
-}
+export type NewSession = Omit<BrowserSession, 'id'>
 
 /**
  * Browser sessions. The `herald_session` cookie holds the session's id and a secret, of which only a digest is
