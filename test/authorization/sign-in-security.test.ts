@@ -146,6 +146,13 @@ forEachDialect((dialect) => {
       expect(introspected.body.active).toBe(false)
     })
 
+    it.runIf(dialect === 'postgres')('gives tokens to exactly one of two redemptions racing', async () => {
+      const s = await setup()
+      const callback = await signIn(new Browser(), s.app, authorizeUrl(s), 'user-1')
+      const answers = await Promise.all([redeem(s, callback), redeem(s, callback), redeem(s, callback)])
+      expect(answers.map((answer) => answer.status).sort()).toEqual([200, 400, 400])
+    })
+
     it("is refused at another client, at another redirect_uri, after its lifetime, and at another account's token endpoint", async () => {
       const s = await setup()
       const other = await prepareSignIn(s.account)
@@ -170,6 +177,31 @@ forEachDialect((dialect) => {
     it('answers prompt=none without a session with login_required, at the redirect_uri with iss', async () => {
       const s = await setup()
       expectRedirectedError(await new Browser().open(authorizeUrl(s, { prompt: 'none' })), s.account.issuer, 'login_required')
+    })
+
+    it('forces a new login with prompt=login, and once the session is older than max_age', async () => {
+      const s = await setup()
+      const browser = new Browser()
+      await signIn(browser, s.app, authorizeUrl(s), 'user-1')
+      const skipped = async (params: Record<string, string>) => {
+        const started = await browser.open(authorizeUrl(s, params))
+        return (await s.app.loginRequest(challengeIn(started.location, 'login'))).body.skip
+      }
+      expect(await skipped({})).toBe(true)
+      expect(await skipped({ prompt: 'login' })).toBe(false)
+      h.current.clock.advance(120_000)
+      expect(await skipped({ max_age: '300' })).toBe(true)
+      expect(await skipped({ max_age: '60' })).toBe(false)
+    })
+
+    it('answers prompt=none with consent_required when no remembered consent covers the request', async () => {
+      const s = await setup()
+      const browser = new Browser()
+      await signIn(browser, s.app, authorizeUrl(s), 'user-1')
+      expectRedirectedError(await browser.open(authorizeUrl(s, { prompt: 'none' })), s.account.issuer, 'consent_required')
+      await signIn(browser, s.app, authorizeUrl(s), 'user-1', { remember: true })
+      const started = await browser.open(authorizeUrl(s, { prompt: 'none' }))
+      expect((await s.app.loginRequest(challengeIn(started.location, 'login'))).body).toMatchObject({ skip: true, subject: 'user-1' })
     })
 
     it('refuses an unregistered scope with invalid_scope, never dropping it', async () => {
