@@ -95,6 +95,38 @@ forEachDialect((dialect) => {
     })
   })
 
+  describe('settings', () => {
+    it('takes only https app URLs (http on loopback), and require_par makes authorize refuse unpushed requests', async () => {
+      const s = await setup()
+      const token = await managementToken(s.account)
+      for (const url of ['http://login.example/', 'javascript:alert(1)', 'https://login.example/#x', 'login']) {
+        const answer = await call(`${s.account.base}/settings`, 'PATCH', { token, json: { login_url: url } })
+        expect(answer.status, url).toBe(400)
+      }
+      expect((await call(`${s.account.base}/settings`, 'PATCH', { token, json: { error_url: 'http://[::1]:3000/error', require_par: true } })).status).toBe(200)
+      expectRedirectedError(await new Browser().open(authorizeUrl(s)), s.account.issuer, 'invalid_request')
+      const metadata = await call<Record<string, unknown>>(`${s.account.issuer}/.well-known/openid-configuration`, 'GET')
+      expect(metadata.body.require_pushed_authorization_requests).toBe(true)
+      const pushed = await call<{ request_uri: string; expires_in: number }>(`${s.account.base}/oauth/par`, 'POST', {
+        headers: { authorization: basicAuth(s.rp.clientId, s.rp.clientSecret) },
+        form: Object.fromEntries(new URL(authorizeUrl(s)).searchParams),
+      })
+      expect(pushed.status).toBe(201)
+      expect(pushed.body.expires_in).toBe(60)
+      const started = await new Browser().open(`${s.account.base}/oauth/authorize?client_id=${s.rp.clientId}&request_uri=${encodeURIComponent(pushed.body.request_uri)}`)
+      challengeIn(started.location, 'login')
+      // Another client can't use it, and it lapses after 60 s.
+      const other = await prepareSignIn(s.account)
+      const late = await call<{ request_uri: string }>(`${s.account.base}/oauth/par`, 'POST', {
+        headers: { authorization: basicAuth(s.rp.clientId, s.rp.clientSecret) },
+        form: Object.fromEntries(new URL(authorizeUrl(s)).searchParams),
+      })
+      expect((await new Browser().open(`${s.account.base}/oauth/authorize?client_id=${other.clientId}&request_uri=${encodeURIComponent(late.body.request_uri)}`)).location).toMatch(/^http:\/\/\[::1\]:3000\/error\?error=invalid_request_uri/)
+      h.current.clock.advance(61_000)
+      expect((await new Browser().open(`${s.account.base}/oauth/authorize?client_id=${s.rp.clientId}&request_uri=${encodeURIComponent(late.body.request_uri)}`)).location).toMatch(/error=invalid_request_uri/)
+    })
+  })
+
   describe('PKCE', () => {
     it('requires a challenge from a public client, and from every client by default', async () => {
       const publicClient = await setup({ token_endpoint_auth_method: 'none' })

@@ -38,13 +38,22 @@ forEachDialect((dialect) => {
         state,
         nonce,
       })
-      const callback = await signIn(new Browser(), app, url.href, 'user-1', { session: { id_token: { email: 'ada@example.com', email_verified: true } } })
+      const browser = new Browser()
+      const started = await browser.open(url.href)
+      const challenge = new URL(started.location!).searchParams.get('login_challenge')!
+      const login = await app.loginRequest(challenge)
+      expect(login.body).toMatchObject({ skip: false, subject: null, requested_scope: ['openid', 'email'], client: { client_id: config.clientMetadata().client_id, client_name: 'Relying party' } })
+      const back = await browser.open(await app.accept('login', challenge, { subject: 'user-1', acr: 'urn:example:mfa', amr: ['pwd', 'otp'] }))
+      const consent = new URL(back.location!).searchParams.get('consent_challenge')!
+      expect((await app.consentRequest(consent)).body).toMatchObject({ subject: 'user-1', skip: false, requested_scope: ['openid', 'email'] })
+      const returned = await browser.open(await app.accept('consent', consent, { grant_scope: ['openid', 'email'], session: { id_token: { email: 'ada@example.com', email_verified: true } } }))
+      const callback = new URL(returned.location!)
       expect(callback.searchParams.get('iss')).toBe(account.issuer)
 
       const tokens = await oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: state, expectedNonce: nonce })
       expect(tokens.scope).toBe('openid email')
       const claims = tokens.claims()!
-      expect(claims).toMatchObject({ iss: account.issuer, sub: 'user-1', aud: config.clientMetadata().client_id, nonce, email: 'ada@example.com' })
+      expect(claims).toMatchObject({ iss: account.issuer, sub: 'user-1', aud: config.clientMetadata().client_id, azp: config.clientMetadata().client_id, nonce, acr: 'urn:example:mfa', amr: ['pwd', 'otp'], email: 'ada@example.com' })
       expect(typeof claims.sid).toBe('string')
       expect(typeof claims.auth_time).toBe('number')
       expect(decodeProtectedHeader(tokens.id_token!).alg).toBe('RS256')
