@@ -111,6 +111,7 @@ function getCookie(request, name) {
   return undefined
 }
 
+// No Secure attribute: the example serves plain http on loopback. An app on https sets it.
 function setCookie(response, name, value, { path, sameSite, maxAge }) {
   const cookie = `${name}=${value}; Path=${path}; HttpOnly; SameSite=${sameSite}${maxAge === undefined ? '' : `; Max-Age=${maxAge}`}`
   response.appendHeader('set-cookie', cookie)
