@@ -1,5 +1,5 @@
 // The calls this example makes to Herald: management tokens, the account's settings, the demo client, and the
-// login and consent challenges (docs: the sign-in section of docs/authorization.md).
+// login and consent challenges (docs/authorization.md, "Sign-in (OpenID Connect)").
 
 const DEMO_CLIENT_NAME = 'Demo relying party (examples/login-consent)'
 
