@@ -32,6 +32,10 @@ import { openWebhooks, type Webhooks } from './webhooks/webhooks.js'
 import { type SignIn, openSignIn } from './authorization/sign-in/sign-in.js'
 import { SignInJanitor } from './authorization/sign-in/janitor.js'
 import { AuthorizationCodeGrant } from './authorization/token/authorization-code-grant.js'
+import { RefreshTokenGrant } from './authorization/token/refresh-token-grant.js'
+import { UserTokens } from './authorization/token/user-tokens.js'
+import { GrantRevocation } from './authorization/grants/grant-revocation.js'
+import { RefreshTokens } from './authorization/grants/refresh-tokens.js'
 import { type Grants, clientCredentialsGrant } from './authorization/token/grants.js'
 
 /**
@@ -146,9 +150,13 @@ export async function openHerald(options: HeraldOptions): Promise<Herald> {
   const assertionReplay = new AssertionReplay(db, database.dialect, clock)
   const signIn = openSignIn({ db, clients, outbox, clock })
   const janitor = new SignInJanitor(db, database.dialect)
+  const grantRevocation = new GrantRevocation(revocations, outbox)
+  const refreshTokens = new RefreshTokens(db, box)
+  const userTokens = new UserTokens(keys)
   const grants: Grants = {
     client_credentials: clientCredentialsGrant,
-    authorization_code: new AuthorizationCodeGrant(db, signIn.flows, keys, revocations).issue,
+    authorization_code: new AuthorizationCodeGrant(db, signIn.flows, userTokens, refreshTokens, grantRevocation).issue,
+    refresh_token: new RefreshTokenGrant(db, signIn.flows, refreshTokens, userTokens, grantRevocation, outbox).issue,
   }
   const webhooks = openWebhooks({ config, database, box, clock, log, notifications, invalidation, outbox, settings, outbound })
   const pruners = {

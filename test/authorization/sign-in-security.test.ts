@@ -236,6 +236,45 @@ forEachDialect((dialect) => {
       expect((await s.app.loginRequest(challengeIn(started.location, 'login'))).body).toMatchObject({ skip: true, subject: 'user-1' })
     })
 
+    it("forgets the previous user's session when another signs in without remember", async () => {
+      const s = await setup()
+      const browser = new Browser()
+      await signIn(browser, s.app, authorizeUrl(s), 'alice')
+      const started = await browser.open(authorizeUrl(s, { prompt: 'login' }))
+      const back = await browser.open(await s.app.accept('login', challengeIn(started.location, 'login'), { subject: 'bob', remember: false }))
+      expect(back.status).toBe(302)
+      const next = await browser.open(authorizeUrl(s))
+      expect((await s.app.loginRequest(challengeIn(next.location, 'login'))).body).toMatchObject({ skip: false, subject: null })
+    })
+
+    it('keeps flows started side by side in one browser apart', async () => {
+      const s = await setup()
+      const browser = new Browser()
+      const first = challengeIn((await browser.open(authorizeUrl(s))).location, 'login')
+      const second = challengeIn((await browser.open(authorizeUrl(s, { state: 's-2' }))).location, 'login')
+      expect((await browser.open(await s.app.accept('login', first, { subject: 'u' }))).status).toBe(302)
+      expect((await browser.open(await s.app.accept('login', second, { subject: 'u' }))).status).toBe(302)
+    })
+
+    it('refuses request objects, registration, and an over-long state, at the redirect_uri', async () => {
+      const s = await setup()
+      expectRedirectedError(await new Browser().open(authorizeUrl(s, { request: 'eyJhbGciOiJub25lIn0.e30.' })), s.account.issuer, 'request_not_supported')
+      expectRedirectedError(await new Browser().open(authorizeUrl(s, { registration: '{}' })), s.account.issuer, 'registration_not_supported')
+      const long = await new Browser().open(authorizeUrl(s, { state: 's'.repeat(3000) }))
+      expect(new URL(long.location!).searchParams.get('error')).toBe('invalid_request')
+    })
+
+    it('uses a request_uri once, even when its request ends in an error', async () => {
+      const s = await setup()
+      const pushed = await call<{ request_uri: string }>(`${s.account.base}/oauth/par`, 'POST', {
+        headers: { authorization: basicAuth(s.rp.clientId, s.rp.clientSecret) },
+        form: { ...Object.fromEntries(new URL(authorizeUrl(s)).searchParams), prompt: 'none' },
+      })
+      const url = `${s.account.base}/oauth/authorize?client_id=${s.rp.clientId}&request_uri=${encodeURIComponent(pushed.body.request_uri)}`
+      expectRedirectedError(await new Browser().open(url), s.account.issuer, 'login_required')
+      expect((await new Browser().open(url)).text).toMatch(/^invalid_request_uri/)
+    })
+
     it('refuses an unregistered scope with invalid_scope, never dropping it', async () => {
       const s = await setup()
       expectRedirectedError(await new Browser().open(authorizeUrl(s, { scope: 'openid admin' })), s.account.issuer, 'invalid_scope')
@@ -260,7 +299,7 @@ forEachDialect((dialect) => {
       expect(response.headers.get('content-security-policy')).toBe("frame-ancestors 'none'")
       expect(response.headers.get('access-control-allow-origin')).toBeNull()
       const cookie = response.headers.getSetCookie()[0]!
-      expect(cookie).toMatch(/^herald_browser=[^;]+; Path=\/accounts\/acct_\w+\/; HttpOnly; SameSite=Lax$/)
+      expect(cookie).toMatch(/^herald_flow_\w{12}=[^;]+; Max-Age=1200; Path=\/accounts\/acct_\w+\/; HttpOnly; SameSite=Lax$/)
     })
 
     it('posts the response to the client with form_post', async () => {
@@ -291,7 +330,7 @@ forEachDialect((dialect) => {
       const { browser, verifierUrl } = await acceptedLogin(s)
       expectNotRedirected(await new Browser().open(verifierUrl), 'invalid_request')
       const thief = new Browser()
-      thief.cookies.set('herald_browser', 'guessed')
+      for (const name of browser.cookies.keys()) thief.cookies.set(name, 'guessed')
       expectNotRedirected(await thief.open(verifierUrl), 'invalid_request')
       expect((await browser.open(verifierUrl)).status).toBe(302)
     })

@@ -32,6 +32,7 @@ export const TENANT_TABLES: ReadonlySet<string> = new Set([
   'authorization_flows',
   'browser_sessions',
   'consents',
+  'refresh_tokens',
   'account_settings',
   'signing_keys',
   'clients',

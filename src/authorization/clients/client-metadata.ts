@@ -116,7 +116,7 @@ export function metadataProblems(metadata: ClientMetadata, knownScopes: Readonly
   const native = metadata.application_type === 'native'
 
   metadata.redirect_uris.forEach((uri, index) => {
-    const reason = redirectUriProblem(uri, native)
+    const reason = redirectUriProblem(uri, native) ?? responseParameterClash(uri)
     if (reason) problem(`redirect_uris/${index}`, reason)
   })
   metadata.post_logout_redirect_uris.forEach((uri, index) => {
@@ -205,6 +205,14 @@ export function redirectUriProblem(uri: string, native: boolean): string | undef
   if (!/^[a-z][a-z0-9+.-]*\.[a-z0-9+.-]+:$/.test(url.protocol)) return 'a private-use scheme must be a reverse domain name, such as com.example.app'
   if (['javascript:', 'data:', 'file:', 'vbscript:'].includes(url.protocol)) return 'this scheme is never allowed'
   return undefined
+}
+
+/** The parameters an authorization response adds: a redirect URI whose query had them would carry two of each. */
+const RESPONSE_PARAMETERS = ['code', 'state', 'iss', 'error', 'error_description']
+
+function responseParameterClash(uri: string): string | undefined {
+  const present = RESPONSE_PARAMETERS.filter((name) => new URL(uri).searchParams.has(name))
+  return present.length > 0 ? `must not have the authorization response's parameters in its query: ${present.join(', ')}` : undefined
 }
 
 /** Why a `jwks_uri` is refused, or undefined: https only, unless the operator allowed plain http for outbound requests. */

@@ -4,7 +4,7 @@ import type { Outbox } from '../../platform/events/outbox.js'
 import { Batcher, type ItemOutcome } from '../../platform/storage/batcher.js'
 import type { SqlDialect } from '../../platform/storage/dialects/index.js'
 import type { DB } from '../../platform/storage/schema.js'
-import { transaction } from '../../platform/storage/transaction.js'
+import { type Tx, transaction } from '../../platform/storage/transaction.js'
 import { forAccount } from '../../platform/storage/account-queries.js'
 
 interface TokenKey {
@@ -29,6 +29,10 @@ export interface RevokedToken {
  */
 export const PRUNE_GRACE_MS = 60_000
 
+function grantRevocationKey(grantId: string): string {
+  return `grant:${grantId}`
+}
+
 /**
  * The `token_revocations` table: one row per revoked access token, by `jti`, kept until the token would have
  * expired anyway. Management auth and introspection read it through AccessTokenVerifier; the revocation
@@ -51,6 +55,22 @@ export class TokenRevocations implements RevocationLookup {
 
   isRevoked(accountId: string, jti: string): Promise<boolean> {
     return this.#lookups.submit({ account_id: accountId, jti })
+  }
+
+  /** Whether a grant was revoked: every token it issued is then refused (see GrantRevocation). */
+  isGrantRevoked(accountId: string, grantId: string): Promise<boolean> {
+    return this.isRevoked(accountId, grantRevocationKey(grantId))
+  }
+
+  /**
+   * Records a grant's revocation where the token checks look, until `expiresAt`, when the last token it issued has
+   * expired. Access token ids are UUIDs, so a grant's key can't name one.
+   */
+  async recordGrantRevocation(tx: Tx, accountId: string, grantId: string, expiresAt: number, now: number): Promise<void> {
+    await forAccount(tx.db, accountId)
+      .insertInto('token_revocations', { jti: grantRevocationKey(grantId), expires_at: expiresAt, revoked_at: now })
+      .onConflict((conflict) => conflict.columns(['account_id', 'jti']).doNothing())
+      .execute()
   }
 
   /** Cross-account: one statement answers a batch of several accounts' requests, each key with its account. */

@@ -115,6 +115,11 @@ export function validateRequest(params: RawParameters, client: RegisteredClient,
   const list = (name: string): string[] => single(name)?.split(' ').filter(Boolean) ?? []
 
   if (!client.grantTypes.has('authorization_code')) fail('unauthorized_client', 'This client may not use the authorization_code grant')
+  const state = params.state
+  if (state !== undefined && (typeof state !== 'string' || state.length > MAX_PARAMETER_LENGTH)) fail('invalid_request', 'state is repeated or too long')
+  // OpenID Connect Core §6.1 and §7.2.1: an OP without request objects or self-issued registration says so.
+  if (params.request !== undefined) fail('request_not_supported', 'Request objects are not supported; push the request instead (PAR)')
+  if (params.registration !== undefined) fail('registration_not_supported', 'The registration parameter is not supported')
   const responseType = single('response_type')
   if (responseType === undefined) fail('invalid_request', 'response_type is required')
   if (responseType !== 'code') fail('unsupported_response_type', 'Only response_type=code is supported')

@@ -9,7 +9,7 @@ import type { ClientStore, RegisteredClient } from '../clients/client-store.js'
 import { type AuthorizationRequest, AuthorizationError, type ResponseTarget, UntrustedRequestError } from './authorization-request.js'
 import { type BrowserSession, type BrowserSessions, newSessionId } from './browser-sessions.js'
 import { type Consents, covers } from './consents.js'
-import { BROWSER_COOKIE, type CookieToSet, SESSION_COOKIE } from './cookies.js'
+import { type CookieToSet, SESSION_COOKIE, expired, flowCookie } from './cookies.js'
 import { type AcceptedLogin, type Flow, type FlowChanges, type FlowStore, secretDigest } from './flow-store.js'
 import { type Navigation, toClient, withQuery } from './navigation.js'
 
@@ -44,19 +44,22 @@ export class AuthorizeFlow {
   /** A validated request: on to the login app, noting the browser's live session so the app may skip its form. */
   async start(context: BrowserContext, client: RegisteredClient, request: AuthorizationRequest, pushed?: Flow): Promise<Navigation> {
     const { account, settings, now } = context
-    const target = targetOf(request)
-    const session = await this.sessions.find(account.id, context.cookies[SESSION_COOKIE], now)
-    const maxAgeMet = (authTime: number) => request.max_age === null || Math.floor(now / 1000) - authTime <= request.max_age
-    const skip = session && !request.prompt.includes('login') && maxAgeMet(session.authTime) ? session : undefined
-    if (request.prompt.includes('none')) {
-      if (!skip) throw new AuthorizationError('login_required', 'The user is not signed in', target)
-      if (!(await this.#consentSkipped(account.id, client, skip.subject, request, now))) {
-        throw new AuthorizationError('consent_required', 'The user has not consented to this request', target)
-      }
+    let skip: BrowserSession | undefined
+    let loginUrl: string
+    try {
+      skip = await this.#skippableSession(context, client, request)
+      if (settings.login_url === null) throw new AuthorizationError('server_error', 'The account has no login_url', targetOf(request))
+      loginUrl = settings.login_url
+    } catch (error) {
+      // RFC 9126 §4: a request_uri is used once, even when what it asked for can't be done.
+      if (pushed) await this.flows.advance(this.db, pushed, { stage: 'done', handle: null }, now)
+      throw error
     }
-    if (settings.login_url === null) throw new AuthorizationError('server_error', 'The account has no login_url', target)
 
-    const browser = context.cookies[BROWSER_COOKIE] ?? randomToken()
+    // One cookie per flow (as Hydra's per-challenge CSRF cookies): flows started side by side in one browser don't
+    // overwrite each other's.
+    const id = pushed?.id ?? newId('flow', now)
+    const browser = randomToken()
     const challenge = randomToken()
     const columns = {
       stage: 'login',
@@ -73,21 +76,29 @@ export class AuthorizeFlow {
     if (pushed) {
       if (!(await this.flows.advance(this.db, pushed, columns, now))) throw new UntrustedRequestError('invalid_request_uri', 'request_uri was used already')
     } else {
-      await this.flows.insert(this.db, account.id, {
-        id: newId('flow', now),
-        client_id: client.id,
-        request: JSON.stringify(request),
-        ...columns,
-        consent: null,
-        rejection: null,
-        access_token_jti: null,
-        access_token_expires_at: null,
-        created_at: now,
-        updated_at: now,
-      })
+      await this.flows.insert(this.db, account.id, { id, client_id: client.id, request: JSON.stringify(request), ...columns }, now)
     }
-    const cookies = context.cookies[BROWSER_COOKIE] === undefined ? [{ name: BROWSER_COOKIE, value: browser }] : []
-    return { kind: 'redirect', location: withQuery(settings.login_url, { login_challenge: challenge }), cookies }
+    // It must outlive the login and the consent, each of which may take the challenge's lifetime.
+    const cookies = [{ name: flowCookie(id), value: browser, maxAge: 2 * settings.login_challenge_ttl }]
+    return { kind: 'redirect', location: withQuery(loginUrl, { login_challenge: challenge }), cookies }
+  }
+
+  /**
+   * The browser's live session, when the login app may skip its form: not with prompt=login, nor once the user
+   * authenticated longer ago than max_age. prompt=none must be answerable without the user, or it is an error.
+   */
+  async #skippableSession(context: BrowserContext, client: RegisteredClient, request: AuthorizationRequest): Promise<BrowserSession | undefined> {
+    const { now } = context
+    const session = await this.sessions.find(context.account.id, context.cookies[SESSION_COOKIE], now)
+    const maxAgeMet = (authTime: number) => request.max_age === null || Math.floor(now / 1000) - authTime <= request.max_age
+    const skip = session && !request.prompt.includes('login') && maxAgeMet(session.authTime) ? session : undefined
+    if (!request.prompt.includes('none')) return skip
+    const target = targetOf(request)
+    if (!skip) throw new AuthorizationError('login_required', 'The user is not signed in', target)
+    if (!(await this.#consentSkipped(context.account.id, client, skip.subject, request, now))) {
+      throw new AuthorizationError('consent_required', 'The user has not consented to this request', target)
+    }
+    return skip
   }
 
   /** Back from the login app: start (or keep) the browser session, then on to consent, or straight to the code. */
@@ -120,9 +131,12 @@ export class AuthorizeFlow {
       if (!(await this.flows.advance(tx.db, flow, changes, now))) throw usedVerifier()
       if (!newSession) return
       const cookie = await this.sessions.create(tx.db, account.id, sessionId, { subject, authTime: login.auth_time, acr: login.acr, amr: login.amr, remembered: login.remember, expiresAt: now + lifetime * 1000 }, now)
+      // A new login replaces whatever session the browser had: remembered, or forgotten, so that a later login in
+      // this browser can't be skipped as the user who signed in before.
       if (login.remember) cookies.push({ name: SESSION_COOKIE, value: cookie, maxAge: lifetime })
+      else if (context.cookies[SESSION_COOKIE] !== undefined) cookies.push(expired(SESSION_COOKIE))
     })
-    if (code !== undefined) return toClient(target, context.issuer, { code }, cookies)
+    if (code !== undefined) return toClient(target, context.issuer, { code }, [...cookies, expired(flowCookie(flow.id))])
     if (challenge === undefined) throw new AuthorizationError('consent_required', 'The user has not consented to this request', target)
     return { kind: 'redirect', location: withQuery(settings.consent_url ?? '', { consent_challenge: challenge }), cookies }
   }
@@ -144,7 +158,7 @@ export class AuthorizeFlow {
       const expiresAt = consent.remember_for ? now + consent.remember_for * 1000 : null
       await this.consents.remember(tx.db, account.id, flow.subject!, flow.clientId, remembered, expiresAt, now)
     })
-    return toClient(target, context.issuer, { code })
+    return toClient(target, context.issuer, { code }, [expired(flowCookie(flow.id))])
   }
 
   /**
@@ -153,7 +167,7 @@ export class AuthorizeFlow {
    * account must have a consent app to send the browser to.
    */
   async #afterLoginStage(client: RegisteredClient, flow: Flow, subject: string, now: number): Promise<'code' | 'consent' | 'done'> {
-    if (client.metadata.skip_consent) return 'code'
+    if (client.metadata.skip_consent && !flow.request.prompt.includes('consent')) return 'code'
     if (flow.request.prompt.includes('none') && !(await this.#consentSkipped(flow.accountId, client, subject, flow.request, now))) return 'done'
     return 'consent'
   }
@@ -168,7 +182,7 @@ export class AuthorizeFlow {
   async #answered(context: BrowserContext, verifier: string, stage: 'login_answered' | 'consent_answered'): Promise<Flow> {
     const flow = await this.flows.byHandle(context.account.id, verifier)
     if (!flow || flow.stage !== stage || flow.expiresAt <= context.now) throw new UntrustedRequestError('invalid_request', 'The verifier is unknown, used or expired')
-    const browser = context.cookies[BROWSER_COOKIE]
+    const browser = context.cookies[flowCookie(flow.id)]
     if (browser === undefined || flow.browser === null || !constantTimeEqual(secretDigest(browser), flow.browser)) {
       throw new UntrustedRequestError('invalid_request', 'This sign-in was started in another browser')
     }
@@ -182,7 +196,7 @@ export class AuthorizeFlow {
   async #reject(flow: Flow, target: ResponseTarget, context: BrowserContext): Promise<Navigation> {
     if (!(await this.flows.advance(this.db, flow, { stage: 'done', handle: null, challenge: null }, context.now))) throw usedVerifier()
     const rejection = flow.rejection!
-    return toClient(target, context.issuer, { error: rejection.error, error_description: rejection.error_description })
+    return toClient(target, context.issuer, { error: rejection.error, error_description: rejection.error_description }, [expired(flowCookie(flow.id))])
   }
 
   async #clientOf(flow: Flow): Promise<RegisteredClient> {

@@ -1,8 +1,13 @@
 import { parse, serialize } from 'cookie'
 import { isLoopbackHttp } from '../../platform/app-urls.js'
 
-/** Binds a flow to the browser that started it, so a leaked verifier can't be completed elsewhere. */
-export const BROWSER_COOKIE = 'herald_browser'
+/**
+ * The cookie that binds a flow to the browser that started it, so a leaked verifier can't be completed elsewhere: one
+ * per flow, named after it.
+ */
+export function flowCookie(flowId: string): string {
+  return `herald_flow_${flowId.slice(-12)}`
+}
 /** Names the browser's remembered session (see BrowserSessions). */
 export const SESSION_COOKIE = 'herald_session'
 
@@ -11,6 +16,11 @@ export interface CookieToSet {
   value: string
   /** Seconds; absent for a cookie that ends with the browser session. */
   maxAge?: number
+}
+
+/** A cookie the browser should forget. */
+export function expired(name: string): CookieToSet {
+  return { name, value: '', maxAge: 0 }
 }
 
 /** The cookies of a request. */

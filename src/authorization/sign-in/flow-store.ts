@@ -50,7 +50,11 @@ export interface Flow {
   accessTokenJti: string | null
   accessTokenExpiresAt: number | null
   expiresAt: number
+  /** Set once the grant is revoked. */
+  revokedAt: number | null
 }
+
+export type NewFlow = Pick<AuthorizationFlowsTable, 'id' | 'client_id' | 'stage' | 'request' | 'browser' | 'challenge' | 'handle' | 'subject' | 'session_id' | 'login' | 'expires_at'>
 
 export type FlowChanges = Omit<Updateable<AuthorizationFlowsTable>, 'id' | 'account_id' | 'client_id' | 'created_at'>
 
@@ -67,8 +71,20 @@ export function secretDigest(secret: string): string {
 export class FlowStore {
   constructor(private readonly db: Kysely<DB>) {}
 
-  async insert(db: Kysely<DB>, accountId: string, row: Omit<AuthorizationFlowsTable, 'account_id'>): Promise<void> {
-    await forAccount(db, accountId).insertInto('authorization_flows', row).execute()
+  /** Starts a flow at its first stage; what later stages record starts empty. */
+  async insert(db: Kysely<DB>, accountId: string, flow: NewFlow, now: number): Promise<void> {
+    await forAccount(db, accountId)
+      .insertInto('authorization_flows', {
+        ...flow,
+        consent: null,
+        rejection: null,
+        access_token_jti: null,
+        access_token_expires_at: null,
+        revoked_at: null,
+        created_at: now,
+        updated_at: now,
+      })
+      .execute()
   }
 
   /** The flow whose login or consent challenge this is. */
@@ -120,5 +136,6 @@ function fromRow(row: AuthorizationFlowsTable): Flow {
     accessTokenJti: row.access_token_jti,
     accessTokenExpiresAt: row.access_token_expires_at,
     expiresAt: row.expires_at,
+    revokedAt: row.revoked_at,
   }
 }

@@ -14,25 +14,8 @@ const REQUEST_URI_PREFIX = 'urn:ietf:params:oauth:request_uri:'
 /** Stores a validated request pushed by its client (RFC 9126 §2); answers the request_uri that names it. */
 export async function pushRequest(db: Kysely<DB>, flows: FlowStore, accountId: string, request: AuthorizationRequest, now: number): Promise<string> {
   const requestUri = `${REQUEST_URI_PREFIX}${randomToken()}`
-  await flows.insert(db, accountId, {
-    id: newId('flow', now),
-    client_id: request.client_id,
-    stage: 'pushed',
-    request: JSON.stringify(request),
-    browser: null,
-    challenge: null,
-    handle: secretDigest(requestUri),
-    subject: null,
-    session_id: null,
-    login: null,
-    consent: null,
-    rejection: null,
-    access_token_jti: null,
-    access_token_expires_at: null,
-    expires_at: now + PAR_TTL_SECONDS * 1000,
-    created_at: now,
-    updated_at: now,
-  })
+  const flow = { id: newId('flow', now), client_id: request.client_id, stage: 'pushed', request: JSON.stringify(request), handle: secretDigest(requestUri) } as const
+  await flows.insert(db, accountId, { ...flow, browser: null, challenge: null, subject: null, session_id: null, login: null, expires_at: now + PAR_TTL_SECONDS * 1000 }, now)
   return requestUri
 }
 

@@ -1,95 +1,74 @@
-import { randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import { constantTimeEqual, sha256 } from '../../platform/crypto/random.js'
 import { OAuthError } from '../../platform/http/oauth-errors.js'
-import type { KeyStore } from '../../platform/keys/key-store.js'
 import type { DB } from '../../platform/storage/schema.js'
-import type { TokenRevocations } from '../revocation/revocation-store.js'
-import type { Flow, FlowStore } from '../sign-in/flow-store.js'
-import { issueAccessToken } from './access-token.js'
-import { accessTokenAudience } from './audience-policy.js'
+import { transaction } from '../../platform/storage/transaction.js'
+import type { GrantRevocation } from '../grants/grant-revocation.js'
+import type { RefreshTokens } from '../grants/refresh-tokens.js'
+import type { FlowStore } from '../sign-in/flow-store.js'
 import type { GrantContext, TokenResponse } from './grants.js'
-import { issueIdToken } from './id-token.js'
+import { refreshLifetimes, refreshTokenAllowed } from './refresh-policy.js'
+import { type UserTokens, isUserGrant } from './user-tokens.js'
 
 /** RFC 7636 §4.1: 43 to 128 unreserved characters. */
 const CODE_VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/
 
+const UNKNOWN_CODE = 'The code is unknown, expired, or was issued to another client'
+const USED_CODE = 'The code was used already; the tokens issued with it are revoked'
+
 /**
  * RFC 6749 §4.1.3: redeems a code for the user's tokens. The code is single-use: a second redemption fails and
- * revokes the access token the first one issued (RFC 6749 §4.1.2, RFC 9700 §4.5.3.1). The code belongs to the
- * client it was issued to, needs the authorization's redirect_uri and, when the request had a challenge, the
+ * revokes the grant, and so every token the first one issued (RFC 6749 §4.1.2, RFC 9700 §4.5.3.1). The code belongs
+ * to the client it was issued to, needs the authorization's redirect_uri and, when the request had a challenge, the
  * PKCE verifier (RFC 7636 §4.6); a verifier without a challenge is refused too (RFC 9700 §2.1.1, PKCE downgrade).
  */
 export class AuthorizationCodeGrant {
   constructor(
     private readonly db: Kysely<DB>,
     private readonly flows: FlowStore,
-    private readonly keys: KeyStore,
-    private readonly revocations: TokenRevocations,
+    private readonly userTokens: UserTokens,
+    private readonly refreshTokens: RefreshTokens,
+    private readonly grants: GrantRevocation,
   ) {}
 
   readonly issue = async (context: GrantContext): Promise<TokenResponse> => {
-    const { account, client, body, nowMs } = context
+    const { account, client, body, nowMs, settings } = context
     if (typeof body.code !== 'string' || body.code === '') throw new OAuthError('invalid_request', 'code is required')
     const flow = await this.flows.byHandle(account.id, body.code)
-    if (!flow || (flow.stage !== 'code' && flow.stage !== 'redeemed') || flow.clientId !== client.id) {
-      throw new OAuthError('invalid_grant', 'The code is unknown, expired, or was issued to another client')
-    }
-    if (flow.stage === 'redeemed') {
-      await this.#revokeIssued(flow, nowMs)
-      throw new OAuthError('invalid_grant', 'The code was used already; the tokens issued with it are revoked')
-    }
+    if (!flow || (flow.stage !== 'code' && flow.stage !== 'redeemed') || flow.clientId !== client.id) throw new OAuthError('invalid_grant', UNKNOWN_CODE)
+    if (flow.stage === 'redeemed') return this.#replayed(account.id, flow.id, nowMs)
     if (flow.expiresAt <= nowMs) throw new OAuthError('invalid_grant', 'The code has expired')
     if (body.redirect_uri !== flow.request.redirect_uri) throw new OAuthError('invalid_grant', 'redirect_uri is not the one the code was issued for')
     checkVerifier(flow.request.code_challenge, body.code_verifier)
-    const consent = flow.consent
-    const login = flow.login
-    if (!consent || !login || flow.subject === null) throw new OAuthError('invalid_grant', 'The code is unknown, expired, or was issued to another client')
+    if (!isUserGrant(flow)) throw new OAuthError('invalid_grant', UNKNOWN_CODE)
 
-    const { issuer, settings } = context
-    const scopes = consent.grant_scope
-    const scope = scopes.join(' ')
-    const audience = accessTokenAudience({ client, settings, issuer, scopes, resources: consent.grant_audience.slice(0, 1) })
-    const jti = randomUUID()
-    const grant = { id: flow.id, claims: consent.session.access_token }
-    const { token, expiresIn } = issueAccessToken({ issuer, subject: flow.subject, client, audience, scope, settings, signer: context.signer, nowMs, jti, grant })
-    const expiresAt = nowMs + expiresIn * 1000
-    // The flow now lives as long as its access token: userinfo reads the consent's claims from it, and a replayed
-    // code must still find the token to revoke.
-    const redeemed = await this.flows.advance(this.db, flow, { stage: 'redeemed', access_token_jti: jti, access_token_expires_at: expiresAt, expires_at: expiresAt }, nowMs)
-    if (!redeemed) {
+    const scopes = flow.consent.grant_scope
+    const refresh = refreshTokenAllowed(client, scopes) ? refreshLifetimes(settings, client, nowMs) : undefined
+    const idSigner = await this.userTokens.idTokenSigner(context, scopes)
+    return transaction(this.db, async (tx) => {
+      const refreshToken = refresh && (await this.refreshTokens.issue(tx.db, account.id, { grantId: flow.id, clientId: client.id, scope: scopes, ...refresh }, nowMs))
+      const issued = this.userTokens.issue(context, flow, scopes, { nonce: true, idSigner, ...(refreshToken && { refreshToken: refreshToken.token }) })
+      // The grant now lives as long as the last token it may issue: userinfo reads the consent's claims from it, and
+      // a replayed code or a refresh must still find it.
+      const expiresAt = Math.max(issued.expiresAt, refresh ? refresh.absoluteExpiresAt + settings.access_token_ttl * 1000 : 0)
+      const changes = { stage: 'redeemed', access_token_jti: issued.jti, access_token_expires_at: issued.expiresAt, expires_at: expiresAt } as const
+      if (!(await this.flows.advance(tx.db, flow, changes, nowMs))) throw new RedeemedMeanwhile()
+      return issued.response
+    }).catch(async (error: unknown) => {
       // Another request redeemed it between the read and now: this one is the replay.
-      const current = await this.flows.byId(account.id, flow.id)
-      if (current) await this.#revokeIssued(current, nowMs)
-      throw new OAuthError('invalid_grant', 'The code was used already; the tokens issued with it are revoked')
-    }
-    const response: TokenResponse = { access_token: token, token_type: 'Bearer', expires_in: expiresIn, scope }
-    if (!scopes.includes('openid')) return response
-    const signer = await (await this.keys.keysOf(account.id))?.signer(client.metadata.id_token_signed_response_alg, nowMs)
-    if (!signer) throw new OAuthError('server_error', 'The account has no key for the ID token algorithm')
-    response.id_token = issueIdToken({
-      issuer,
-      client,
-      subject: flow.subject,
-      authTime: login.auth_time,
-      acr: login.acr,
-      amr: login.amr,
-      sessionId: flow.sessionId,
-      nonce: flow.request.nonce,
-      accessToken: token,
-      claims: consent.session.id_token,
-      settings,
-      signer,
-      nowMs,
+      if (error instanceof RedeemedMeanwhile) return this.#replayed(account.id, flow.id, nowMs)
+      throw error
     })
-    return response
   }
 
-  async #revokeIssued(flow: Flow, now: number): Promise<void> {
-    if (flow.accessTokenJti === null || flow.accessTokenExpiresAt === null) return
-    await this.revocations.revoke(flow.accountId, { jti: flow.accessTokenJti, clientId: flow.clientId, expiresAt: flow.accessTokenExpiresAt }, now)
+  async #replayed(accountId: string, grantId: string, now: number): Promise<never> {
+    await transaction(this.db, (tx) => this.grants.revoke(tx, accountId, grantId, 'code_reuse', now))
+    throw new OAuthError('invalid_grant', USED_CODE)
   }
 }
+
+/** Rolls back a redemption that lost the race for its code. */
+class RedeemedMeanwhile extends Error {}
 
 function checkVerifier(challenge: string | null, verifier: unknown): void {
   if (challenge === null) {

@@ -103,7 +103,8 @@ export class ClientAuthentication {
 /** A public client is who it says it is; a confidential one that sent no credentials failed to authenticate. */
 function checkPublic(client: RegisteredClient | undefined, allowPublic: boolean): RegisteredClient {
   if (!client || client.tokenEndpointAuthMethod !== 'none') throw invalidClient('Client authentication is required', false)
-  if (!allowPublic) throw invalidClient('A public client cannot use this endpoint', false)
+  // The same answer as for a confidential client without credentials: which clients are public is nobody's business.
+  if (!allowPublic) throw invalidClient('Client authentication is required', false)
   return client
 }
 

@@ -26,6 +26,7 @@ export interface TokenResponse {
   token_type: 'Bearer'
   expires_in: number
   scope: string
+  refresh_token?: string
   id_token?: string
 }
 
@@ -36,8 +37,10 @@ export interface TokenResponse {
  * scope is escaped like any string, though scope-tokens (RFC 6749 §3.3) can't hold anything that needs it.
  */
 export function tokenResponseJson(response: TokenResponse): string {
+  // The refresh token is base64url (RefreshTokens), the ID token a JWS like the access token.
+  const refreshToken = response.refresh_token === undefined ? '' : `,"refresh_token":"${response.refresh_token}"`
   const idToken = response.id_token === undefined ? '' : `,"id_token":"${response.id_token}"`
-  return `{"access_token":"${response.access_token}","token_type":"${response.token_type}","expires_in":${response.expires_in},"scope":${jsonString(response.scope)}${idToken}}`
+  return `{"access_token":"${response.access_token}","token_type":"${response.token_type}","expires_in":${response.expires_in},"scope":${jsonString(response.scope)}${refreshToken}${idToken}}`
 }
 
 export type GrantHandler = (context: GrantContext) => Promise<TokenResponse> | TokenResponse
@@ -54,7 +57,7 @@ export function clientCredentialsGrant(context: GrantContext): TokenResponse {
 }
 
 /** The grant types the token endpoint implements, as discovery lists them. */
-export const GRANT_TYPES_SUPPORTED = ['authorization_code', 'client_credentials'] as const
+export const GRANT_TYPES_SUPPORTED = ['authorization_code', 'refresh_token', 'client_credentials'] as const
 
 /** The grant handlers by `grant_type` value. */
 export type Grants = Readonly<Record<(typeof GRANT_TYPES_SUPPORTED)[number], GrantHandler>>

@@ -35,6 +35,8 @@ export interface TokenClientLookup<C extends TokenClient> {
 /** The revoked token ids of an account; the authorization area's revocation store provides it. */
 export interface RevocationLookup {
   isRevoked(accountId: string, jti: string): Promise<boolean>
+  /** Whether the grant (a user's authorization) a token was issued under was revoked. */
+  isGrantRevoked(accountId: string, grantId: string): Promise<boolean>
 }
 
 /** Why a token is not active: one closed set, each with the description management auth shows. */
@@ -97,7 +99,12 @@ export class AccessTokenVerifier<C extends TokenClient> {
     // by an instance whose cache still held the old secret) survive it.
     // A version above the cached one comes from a change this process has yet to hear of: the token is newer still.
     if (checked.cv < client.credentialsVersion) return inactive('credentials_changed')
-    if (await this.revocations.isRevoked(accountId, checked.jti)) return inactive('revoked')
+    // Asked together, so that the lookup batches them into one statement.
+    const [revoked, grantRevoked] = await Promise.all([
+      this.revocations.isRevoked(accountId, checked.jti),
+      checked.gid === undefined ? false : this.revocations.isGrantRevoked(accountId, checked.gid),
+    ])
+    if (revoked || grantRevoked) return inactive('revoked')
     return { active: true, claims: checked, client }
   }
 

@@ -21,6 +21,8 @@ export const OAUTH_ERRORS = {
   login_required: 400,
   consent_required: 400,
   interaction_required: 400,
+  request_not_supported: 400,
+  registration_not_supported: 400,
   invalid_token: 401,
   insufficient_scope: 403,
 } as const satisfies Record<string, number>

@@ -36,6 +36,7 @@ const SettingsFields = {
   login_challenge_ttl: lifetime('login_challenge_ttl', 'How long a login or consent challenge can be answered'),
   session_ttl: lifetime('session_ttl', 'How long a remembered browser session lasts unless the login says otherwise'),
   require_par: Type.Boolean({ description: 'Authorization requests must be pushed first (RFC 9126)' }),
+  refresh_token_reuse_interval: lifetime('refresh_token_reuse_interval', 'How long a spent refresh token still answers with the same successor (a retried request) instead of revoking its grant'),
 }
 
 const SettingsSchema = named('Settings', Type.Object(SettingsFields, { description: "The account's token lifetimes, signing algorithm and webhook delivery settings" }))

@@ -45,6 +45,7 @@ export const DEFAULT_SETTINGS: AccountSettings = {
   login_challenge_ttl: 600,
   session_ttl: 30 * DAY,
   require_par: false,
+  refresh_token_reuse_interval: 0,
 }
 
 /** The settings that name pages of the account's own app. */
@@ -62,6 +63,7 @@ export const LIFETIME_BOUNDS = {
   authorization_code_ttl: { minimum: 10, maximum: 600 },
   login_challenge_ttl: { minimum: 60, maximum: 3600 },
   session_ttl: { minimum: 300, maximum: 365 * DAY },
+  refresh_token_reuse_interval: { minimum: 0, maximum: 60 },
 } as const
 
 /** Bounds on the webhook settings: a retry waits at most a day, and a schedule has 1 to 20 retries. */

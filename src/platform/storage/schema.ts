@@ -27,6 +27,7 @@ export interface DB {
   authorization_flows: AuthorizationFlowsTable
   browser_sessions: BrowserSessionsTable
   consents: ConsentsTable
+  refresh_tokens: RefreshTokensTable
 }
 
 export type AccountStatus = 'active' | 'disabled'
@@ -68,6 +69,8 @@ export interface AccountSettingsTable {
   session_ttl: number
   /** 0 or 1: authorization requests must come through PAR (RFC 9126 §5). */
   require_par: number
+  /** Seconds a spent refresh token still answers with its successor (a retried request), rather than revoking its grant. */
+  refresh_token_reuse_interval: number
 }
 
 export type SigningAlg = 'ES256' | 'RS256'
@@ -337,10 +340,32 @@ export interface AuthorizationFlowsTable {
   /** The access token issued for the code, so a replayed code can revoke it. */
   access_token_jti: string | null
   access_token_expires_at: number | null
-  /** When the current stage lapses. */
+  /** When the current stage lapses; a redeemed flow (a grant) lives as long as its last token. */
   expires_at: number
   created_at: number
   updated_at: number
+  /** When the grant was revoked: every token it issued is refused from then on. */
+  revoked_at: number | null
+}
+
+/** A refresh token (stored as a digest), rotated on every use; `grant_id` is its authorization flow. */
+export interface RefreshTokensTable {
+  id: string
+  account_id: string
+  grant_id: string
+  client_id: string
+  token_hash: string
+  /** Space-separated: what this token may still be refreshed for (never more than the grant's). */
+  scope: string
+  /** Seconds of disuse after which a token of the grant lapses, decided at the grant's first refresh token. */
+  idle_ttl: number
+  /** The idle lifetime from this token's issue, capped by the grant's absolute lifetime. */
+  expires_at: number
+  absolute_expires_at: number
+  spent_at: number | null
+  /** The successor's token, sealed, kept for the account's reuse interval. */
+  successor: string | null
+  created_at: number
 }
 
 /** A user's login remembered in a browser (the `herald_session` cookie holds its id and a secret). */
@@ -433,4 +458,9 @@ export const INDEXES: { readonly [Table in keyof DB]: Readonly<Record<string, re
     browser_sessions_expiry_idx: ['expires_at'],
   },
   consents: { consents_expiry_idx: ['expires_at'] },
+  refresh_tokens: {
+    refresh_tokens_hash_idx: ['account_id', 'token_hash'],
+    refresh_tokens_grant_idx: ['grant_id'],
+    refresh_tokens_expiry_idx: ['expires_at'],
+  },
 }

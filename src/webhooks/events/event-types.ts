@@ -84,6 +84,12 @@ export const BUILT_IN_EVENT_TYPES: readonly EventTypeDescription[] = [
   { name: 'oauth.login.accepted', description: "The account's login app accepted a login", example: { client_id: client.client_id, subject: 'user-123', remember: true } },
   { name: 'oauth.login.rejected', description: "The account's login app rejected a login", example: { client_id: client.client_id, subject: null, error: 'access_denied' } },
   { name: 'oauth.consent.granted', description: 'A user consented to a client', example: { client_id: client.client_id, subject: 'user-123', scope: ['openid', 'email'], remember: true } },
+  { name: 'oauth.refresh_token.reuse_detected', description: 'A spent refresh token was presented again; its grant is revoked', example: { grant_id: 'flow_01…', client_id: client.client_id, subject: 'user-123' } },
+  {
+    name: 'oauth.grant.revoked',
+    description: "A user's grant to a client was revoked, with every token it issued: a code or refresh token reused, a refresh token revoked, or the consent revoked",
+    example: { grant_id: 'flow_01…', client_id: client.client_id, subject: 'user-123', reason: 'refresh_token_reuse' },
+  },
   { name: 'oauth.consent.rejected', description: 'A user refused to consent to a client', example: { client_id: client.client_id, subject: 'user-123', error: 'access_denied' } },
   { name: 'webhook.endpoint.created', description: 'An endpoint was added', example: endpoint },
   { name: 'webhook.endpoint.updated', description: "An endpoint's settings changed", example: endpoint },

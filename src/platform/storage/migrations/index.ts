@@ -11,6 +11,8 @@ import * as postgresBaseline from './baseline/postgres.js'
 import * as sqliteBaseline from './baseline/sqlite.js'
 import * as postgresSignIn from './sign-in/postgres.js'
 import * as sqliteSignIn from './sign-in/sqlite.js'
+import * as postgresRefreshTokens from './refresh-tokens/postgres.js'
+import * as sqliteRefreshTokens from './refresh-tokens/sqlite.js'
 
 /** The baseline: what databases of development builds, migrated before it existed, are recorded as (see pre-baseline.ts). */
 export const BASELINE = '0001-baseline'
@@ -18,6 +20,7 @@ export const BASELINE = '0001-baseline'
 const MIGRATIONS: Record<string, Record<DialectName, Migration>> = {
   [BASELINE]: { postgres: postgresBaseline, sqlite: sqliteBaseline },
   '0002-sign-in': { postgres: postgresSignIn, sqlite: sqliteSignIn },
+  '0003-refresh-tokens': { postgres: postgresRefreshTokens, sqlite: sqliteRefreshTokens },
 }
 
 /** Where Kysely's migrator records the migrations that have run. */

@@ -1,0 +1,98 @@
+import type { Kysely } from 'kysely'
+import { randomToken } from '../../platform/crypto/random.js'
+import type { SecretBox } from '../../platform/crypto/secret-box.js'
+import { newId } from '../../platform/ids.js'
+import { forAccount } from '../../platform/storage/account-queries.js'
+import type { DB } from '../../platform/storage/schema.js'
+import { secretDigest } from '../sign-in/flow-store.js'
+
+/** A refresh token as the refresh grant reads it. */
+export interface RefreshToken {
+  id: string
+  accountId: string
+  grantId: string
+  clientId: string
+  scope: string[]
+  idleTtl: number
+  expiresAt: number
+  absoluteExpiresAt: number
+  spentAt: number | null
+  /** The successor's token, while a retried refresh may still get it. */
+  successor: string | null
+}
+
+/** What a new refresh token of a grant is issued with; its lifetime never exceeds the grant's absolute one. */
+export interface RefreshTokenGrant {
+  grantId: string
+  clientId: string
+  scope: readonly string[]
+  /** Seconds of disuse after which it lapses (RFC 9700 §4.14.2). */
+  idleTtl: number
+  absoluteExpiresAt: number
+}
+
+/** A refresh token's own name, sealed under it: the successor is kept for the token it succeeds. */
+const successorContext = (id: string) => `refresh_tokens.successor:${id}`
+
+/**
+ * Refresh tokens: 256 random bits, stored only as a digest. Each is spent by its one use (rotation, RFC 9700
+ * §4.14.2); a spent token keeps its successor sealed, so a retried request within the account's reuse interval can
+ * be answered with it.
+ */
+export class RefreshTokens {
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly box: SecretBox,
+  ) {}
+
+  /** Issues a token of the grant; answers it and when it lapses if unused. */
+  async issue(db: Kysely<DB>, accountId: string, grant: RefreshTokenGrant, now: number): Promise<{ token: string; id: string; expiresAt: number }> {
+    const token = randomToken()
+    const id = newId('rt', now)
+    const expiresAt = Math.min(now + grant.idleTtl * 1000, grant.absoluteExpiresAt)
+    await forAccount(db, accountId)
+      .insertInto('refresh_tokens', {
+        id,
+        grant_id: grant.grantId,
+        client_id: grant.clientId,
+        token_hash: secretDigest(token),
+        scope: grant.scope.join(' '),
+        idle_ttl: grant.idleTtl,
+        expires_at: expiresAt,
+        absolute_expires_at: grant.absoluteExpiresAt,
+        spent_at: null,
+        successor: null,
+        created_at: now,
+      })
+      .execute()
+    return { token, id, expiresAt }
+  }
+
+  async find(accountId: string, token: string): Promise<RefreshToken | undefined> {
+    const row = await forAccount(this.db, accountId).selectFrom('refresh_tokens').selectAll().where('token_hash', '=', secretDigest(token)).executeTakeFirst()
+    if (!row) return undefined
+    return {
+      id: row.id,
+      accountId: row.account_id,
+      grantId: row.grant_id,
+      clientId: row.client_id,
+      scope: row.scope.split(' ').filter(Boolean),
+      idleTtl: row.idle_ttl,
+      expiresAt: row.expires_at,
+      absoluteExpiresAt: row.absolute_expires_at,
+      spentAt: row.spent_at,
+      successor: row.successor === null ? null : this.box.open(row.successor, successorContext(row.id)),
+    }
+  }
+
+  /** Spends the token, keeping `successor` sealed when a retry may still want it; false if it was spent already. */
+  async spend(db: Kysely<DB>, refresh: RefreshToken, successor: string | null, now: number): Promise<boolean> {
+    const result = await forAccount(db, refresh.accountId)
+      .updateTable('refresh_tokens')
+      .set({ spent_at: now, successor: successor === null ? null : this.box.seal(successor, successorContext(refresh.id)) })
+      .where('id', '=', refresh.id)
+      .where('spent_at', 'is', null)
+      .executeTakeFirst()
+    return result.numUpdatedRows === 1n
+  }
+}

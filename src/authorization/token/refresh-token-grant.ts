@@ -1,0 +1,75 @@
+import type { Kysely } from 'kysely'
+import { OAuthError } from '../../platform/http/oauth-errors.js'
+import type { Outbox } from '../../platform/events/outbox.js'
+import type { DB } from '../../platform/storage/schema.js'
+import { transaction } from '../../platform/storage/transaction.js'
+import type { GrantRevocation } from '../grants/grant-revocation.js'
+import type { RefreshToken, RefreshTokens } from '../grants/refresh-tokens.js'
+import type { FlowStore } from '../sign-in/flow-store.js'
+import type { GrantContext, TokenResponse } from './grants.js'
+import { isValidScopeToken } from './scope-policy.js'
+import { type UserGrant, type UserTokens, isUserGrant } from './user-tokens.js'
+
+const UNKNOWN = 'The refresh token is unknown, expired, revoked, or was issued to another client'
+
+/**
+ * RFC 6749 §6 with rotation (RFC 9700 §4.14.2): each refresh spends its token and answers a successor, whose
+ * lifetime is the grant's, never extended. Presenting a spent token again revokes the whole grant and announces
+ * `oauth.refresh_token.reuse_detected`, unless it comes within the account's reuse interval, when it is taken for a
+ * retry and answered with the same successor. Scope can only narrow; a revoked grant (or consent) refreshes nothing.
+ */
+export class RefreshTokenGrant {
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly flows: FlowStore,
+    private readonly refreshTokens: RefreshTokens,
+    private readonly userTokens: UserTokens,
+    private readonly grants: GrantRevocation,
+    private readonly outbox: Outbox,
+  ) {}
+
+  readonly issue = async (context: GrantContext): Promise<TokenResponse> => {
+    const { account, client, body, nowMs } = context
+    if (typeof body.refresh_token !== 'string' || body.refresh_token === '') throw new OAuthError('invalid_request', 'refresh_token is required')
+    const refresh = await this.refreshTokens.find(account.id, body.refresh_token)
+    if (!refresh || refresh.clientId !== client.id) throw new OAuthError('invalid_grant', UNKNOWN)
+    const grant = await this.flows.byId(account.id, refresh.grantId)
+    if (!isUserGrant(grant) || grant.revokedAt !== null) throw new OAuthError('invalid_grant', UNKNOWN)
+    const scopes = narrowed(refresh.scope, body.scope)
+    if (refresh.spentAt !== null) return this.#reused(context, refresh, grant, scopes)
+    if (refresh.expiresAt <= nowMs) throw new OAuthError('invalid_grant', 'The refresh token has expired')
+
+    const keepSuccessor = context.settings.refresh_token_reuse_interval > 0
+    const idSigner = await this.userTokens.idTokenSigner(context, scopes)
+    const answered = await transaction(this.db, async (tx) => {
+      const successor = await this.refreshTokens.issue(tx.db, account.id, { grantId: grant.id, clientId: client.id, scope: scopes, idleTtl: refresh.idleTtl, absoluteExpiresAt: refresh.absoluteExpiresAt }, nowMs)
+      if (!(await this.refreshTokens.spend(tx.db, refresh, keepSuccessor ? successor.token : null, nowMs))) return undefined
+      return this.userTokens.issue(context, grant, scopes, { nonce: false, idSigner, refreshToken: successor.token }).response
+    })
+    // Spent by a request running alongside this one: this one is the reuse.
+    return answered ?? this.#reused(context, { ...refresh, spentAt: nowMs, successor: null }, grant, scopes)
+  }
+
+  async #reused(context: GrantContext, refresh: RefreshToken, grant: UserGrant, scopes: readonly string[]): Promise<TokenResponse> {
+    const { account, nowMs, settings, client } = context
+    const retry = refresh.successor !== null && refresh.spentAt !== null && nowMs - refresh.spentAt <= settings.refresh_token_reuse_interval * 1000
+    if (retry) {
+      const idSigner = await this.userTokens.idTokenSigner(context, scopes)
+      return this.userTokens.issue(context, grant, scopes, { nonce: false, idSigner, refreshToken: refresh.successor! }).response
+    }
+    await transaction(this.db, async (tx) => {
+      await this.outbox.record(tx, account.id, 'oauth.refresh_token.reuse_detected', { grant_id: grant.id, client_id: client.id, subject: grant.subject }, nowMs)
+      await this.grants.revoke(tx, account.id, grant.id, 'refresh_token_reuse', nowMs)
+    })
+    throw new OAuthError('invalid_grant', 'The refresh token was used already; its grant is revoked')
+  }
+}
+
+/** RFC 6749 §6: the requested scope, which must be within what the token carries; none requested keeps it all. */
+function narrowed(granted: readonly string[], requested: unknown): string[] {
+  if (typeof requested !== 'string' || requested.trim() === '') return [...granted]
+  const names = [...new Set(requested.split(' ').filter(Boolean))]
+  const beyond = names.filter((name) => !isValidScopeToken(name) || !granted.includes(name))
+  if (beyond.length > 0) throw new OAuthError('invalid_scope', `The refresh token was not granted: ${beyond.join(' ')}`)
+  return names
+}
