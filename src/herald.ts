@@ -29,6 +29,10 @@ import { type Database, openDatabase } from './platform/storage/database.js'
 import { migrateToLatest } from './platform/storage/migrate.js'
 import { BASELINE } from './platform/storage/migrations/index.js'
 import { openWebhooks, type Webhooks } from './webhooks/webhooks.js'
+import { type SignIn, openSignIn } from './authorization/sign-in/sign-in.js'
+import { SignInJanitor } from './authorization/sign-in/janitor.js'
+import { AuthorizationCodeGrant } from './authorization/token/authorization-code-grant.js'
+import { type Grants, clientCredentialsGrant } from './authorization/token/grants.js'
 
 /**
  * How long a cache entry is served at most. Changes made through Herald reach every process within a second (see
@@ -71,7 +75,7 @@ export interface Herald extends HeraldCore {
   clientAdmin: Clients
   revocations: TokenRevocations
   /** Housekeeping on timers: each deletes rows no longer needed, in bounded batches. */
-  pruners: { revocations: Pruner; assertionIds: Pruner; cacheChanges: Pruner } & Webhooks['pruners']
+  pruners: { revocations: Pruner; assertionIds: Pruner; cacheChanges: Pruner; flows: Pruner; sessions: Pruner; consents: Pruner } & Webhooks['pruners']
   accessTokens: AccessTokenVerifier<RegisteredClient>
   corsOrigins: CorsOrigins
   scopes: Scopes
@@ -79,6 +83,9 @@ export interface Herald extends HeraldCore {
   /** The SSRF-guarded agent for every request Herald makes to a URL an account gave it. */
   outbound: Agent
   clientAuthentication: ClientAuthentication
+  /** The token endpoint's grant handlers, by grant_type. */
+  grants: Grants
+  signIn: SignIn
   webhooks: Webhooks
   /**
    * Starts the notification listener, the change feed and the pruners. The delivery worker is started apart
@@ -137,11 +144,20 @@ export async function openHerald(options: HeraldOptions): Promise<Herald> {
   const outbound = createGuardedAgent({ allowedCidrs: config.webhookAllowedCidrs })
   const keySets = new ClientKeySets(outbound, clock, log, { allowHttp: config.allowHttpOutbound })
   const assertionReplay = new AssertionReplay(db, database.dialect, clock)
+  const signIn = openSignIn({ db, clients, outbox, clock })
+  const janitor = new SignInJanitor(db, database.dialect)
+  const grants: Grants = {
+    client_credentials: clientCredentialsGrant,
+    authorization_code: new AuthorizationCodeGrant(db, signIn.flows, keys, revocations).issue,
+  }
   const webhooks = openWebhooks({ config, database, box, clock, log, notifications, invalidation, outbox, settings, outbound })
   const pruners = {
     revocations: new Pruner('expired token revocations', (limit) => revocations.pruneExpired(clock.now() - PRUNE_GRACE_MS, limit), log),
     assertionIds: new Pruner('used client assertion ids', (limit) => assertionReplay.pruneExpired(limit), log),
     cacheChanges: new Pruner('old cache changes', (limit) => changeFeed.prune(limit), log),
+    flows: new Pruner('lapsed authorization flows', (limit) => janitor.pruneFlows(clock.now(), limit), log),
+    sessions: new Pruner('expired browser sessions', (limit) => janitor.pruneSessions(clock.now(), limit), log),
+    consents: new Pruner('expired consents', (limit) => janitor.pruneConsents(clock.now(), limit), log),
     ...webhooks.pruners,
   }
   return {
@@ -156,6 +172,8 @@ export async function openHerald(options: HeraldOptions): Promise<Herald> {
     managementAuth: new ManagementAuth(accessTokens),
     outbound,
     clientAuthentication: new ClientAuthentication(clients, new ClientAssertions(keySets, assertionReplay, clock, log)),
+    grants,
+    signIn,
     webhooks,
     async startBackgroundWork() {
       await notifications.start()

@@ -4,6 +4,10 @@ import { discoveryRoutes, metadataRoute } from './authorization/discovery/routes
 import { introspectionRoutes } from './authorization/introspection/routes.js'
 import { revocationRoutes } from './authorization/revocation/routes.js'
 import { tokenRoutes } from './authorization/token/routes.js'
+import { authorizeRoutes } from './authorization/sign-in/authorize-routes.js'
+import { challengeRoutes, challengeSchemas } from './authorization/sign-in/challenge-routes.js'
+import { parRoutes } from './authorization/sign-in/par-routes.js'
+import { userinfoRoutes } from './authorization/userinfo/routes.js'
 import type { Herald } from './herald.js'
 import { accountSchemas, operatorRoutes } from './platform/accounts/routes.js'
 import { accountScope } from './platform/http/account-scope.js'
@@ -84,7 +88,7 @@ export async function buildServer(herald: Herald): Promise<App> {
   // The management API speaks JSON only; Fastify's default text parser would let text/plain through.
   app.removeContentTypeParser('text/plain')
 
-  addSharedSchemas(app, [...errorSchemas, ...accountSchemas, ...keySchemas, ...settingsSchemas, ...scopeSchemas, ...clientSchemas, ...endpointSchemas, ...subscriptionSchemas, ...eventSchemas, ...deliverySchemas])
+  addSharedSchemas(app, [...errorSchemas, ...accountSchemas, ...keySchemas, ...settingsSchemas, ...scopeSchemas, ...clientSchemas, ...endpointSchemas, ...subscriptionSchemas, ...eventSchemas, ...deliverySchemas, ...challengeSchemas])
   await installOpenApi(app, herald.config.publicUrl)
 
   operationsRoutes(app, herald)
@@ -94,10 +98,15 @@ export async function buildServer(herald: Herald): Promise<App> {
   await app.register(
     async (base) => {
       await accountScope(base, herald)
-      // DESIGN: browsers may call the token and revocation endpoints from a client's registered origins, and
-      // fetch the public JWKS from anywhere; introspection (for resource servers), authorize and the
+      // DESIGN: browsers may call the token, revocation and userinfo endpoints from a client's registered origins,
+      // and fetch the public JWKS from anywhere; introspection (for resource servers), authorize, PAR and the
       // management API never answer CORS.
-      installCors(base, herald.corsOrigins, { '/oauth/tokens': 'client-origins', '/oauth/revoke': 'client-origins', '/.well-known/jwks.json': 'any-origin' })
+      installCors(base, herald.corsOrigins, {
+        '/oauth/tokens': 'client-origins',
+        '/oauth/revoke': 'client-origins',
+        '/oauth/userinfo': 'client-origins',
+        '/.well-known/jwks.json': 'any-origin',
+      })
       keyRoutes(base, { db: herald.database.db, keys: herald.keys, settings: herald.settings, clock: herald.clock })
       // OAuth endpoints take form bodies only (RFC 6749 §3.2): JSON is refused there, and forms everywhere else.
       await base.register(async (oauth) => {
@@ -106,8 +115,13 @@ export async function buildServer(herald: Herald): Promise<App> {
         tokenRoutes(oauth, herald)
         introspectionRoutes(oauth, herald)
         revocationRoutes(oauth, herald)
+        const { signIn } = herald
+        authorizeRoutes(oauth, { clients: herald.clients, settings: herald.settings, flows: signIn.flows, authorizeFlow: signIn.authorizeFlow, clock: herald.clock })
+        parRoutes(oauth, { db: herald.database.db, clientAuthentication: herald.clientAuthentication, settings: herald.settings, flows: signIn.flows, clock: herald.clock })
+        userinfoRoutes(oauth, { accessTokens: herald.accessTokens, flows: signIn.flows })
       })
-      discoveryRoutes(base)
+      challengeRoutes(base, herald.signIn.challenges)
+      discoveryRoutes(base, herald.settings)
       settingsRoutes(base, { db: herald.database.db, settings: herald.settings })
       scopeRoutes(base, herald.scopes)
       clientRoutes(base, herald.clientAdmin)
@@ -124,7 +138,7 @@ export async function buildServer(herald: Herald): Promise<App> {
   await app.register(
     async (wellKnown) => {
       await accountScope(wellKnown, herald)
-      metadataRoute(wellKnown, '')
+      metadataRoute(wellKnown, '', herald.settings)
     },
     { prefix: '/.well-known/oauth-authorization-server/accounts/:accountId' },
   )

@@ -370,7 +370,7 @@ forEachDialect((dialect) => {
       introspection_endpoint: `${account.issuer}/oauth/introspect`,
       revocation_endpoint: `${account.issuer}/oauth/revoke`,
       introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt'],
-      revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt'],
+      revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'],
     })
   })
 })

@@ -140,7 +140,7 @@ forEachDialect((dialect) => {
       expect(answer?.body).toBe(JSON.stringify(body))
       expect(body).toMatchObject({ token_type: 'Bearer', expires_in: 3600, scope: expect.any(String) })
       // Order is Fastify's business; the set of headers is the endpoint's.
-      expect(Object.keys(answer?.headers ?? {}).sort()).toEqual(['access-control-allow-origin', 'cache-control', 'connection', 'content-length', 'content-type', 'date', 'pragma', 'vary'])
+      expect(Object.keys(answer?.headers ?? {}).sort()).toEqual(['access-control-allow-origin', 'cache-control', 'connection', 'content-length', 'content-type', 'date', 'pragma', 'referrer-policy', 'vary'])
       expect(answer?.headers).toMatchObject({
         vary: 'Origin',
         'access-control-allow-origin': APP,

@@ -59,7 +59,7 @@ forEachDialect((dialect) => {
       expect(inserted.status).toBe(200)
       expect(inserted.body).toEqual(alias.body)
       expect(inserted.body).toMatchObject({ issuer: account.issuer, token_endpoint: `${account.issuer}/oauth/tokens` })
-      expect(inserted.body).not.toHaveProperty('authorization_endpoint')
+      expect(inserted.body).toMatchObject({ authorization_endpoint: `${account.issuer}/oauth/authorize`, response_types_supported: ['code'] })
     })
 
     it('refuses a scope the client may not request, naming it', async () => {

@@ -402,12 +402,16 @@ forEachDialect((dialect) => {
       expectOAuthError(await tokens({ body: 'grant_type=a&grant_type=b', headers: FORM_TYPE }), 400, 'invalid_request')
     })
 
-    const unsupported = ['password', 'authorization_code', 'refresh_token', 'urn:ietf:params:oauth:grant-type:jwt-bearer', 'CLIENT_CREDENTIALS', 'x"y\\z', 'caf\u00e9', 'g'.repeat(5000)]
+    const unsupported = ['password', 'refresh_token', 'urn:ietf:params:oauth:grant-type:jwt-bearer', 'CLIENT_CREDENTIALS', 'x"y\\z', 'caf\u00e9', 'g'.repeat(5000)]
     for (const grantType of unsupported) {
       it(`refuses grant_type=${grantType.slice(0, 40)} with unsupported_grant_type`, async () => {
         expectOAuthError(await form(new URLSearchParams({ grant_type: grantType }).toString()), 400, 'unsupported_grant_type')
       })
     }
+
+    it('refuses grant_type=authorization_code to a client that did not register it', async () => {
+      expectOAuthError(await form(new URLSearchParams({ grant_type: 'authorization_code', code: 'x' }).toString()), 400, 'unauthorized_client')
+    })
 
     const ignored = [
       'grant_type=client_credentials&foo=bar',

@@ -3,7 +3,7 @@ import { type Kysely, Migrator, sql } from 'kysely'
 import { describe, expect, inject, it } from 'vitest'
 import { DEFAULT_SETTINGS } from '../../src/platform/settings/settings.js'
 import { migrateToLatest } from '../../src/platform/storage/migrate.js'
-import { BASELINE, MIGRATION_TABLE } from '../../src/platform/storage/migrations/index.js'
+import { BASELINE, MIGRATION_TABLE, migrationsFor } from '../../src/platform/storage/migrations/index.js'
 import { type Database, openDatabase } from '../../src/platform/storage/database.js'
 import { PRE_BASELINE_MIGRATIONS } from '../../src/platform/storage/pre-baseline.js'
 import { type DB, INDEXES } from '../../src/platform/storage/schema.js'
@@ -12,6 +12,10 @@ import { createTestDatabase, type DialectName, type TestDatabase } from '../supp
 import { forEachDialect, startHerald } from '../support/herald.js'
 import { createAccount, managementToken } from '../support/http.js'
 import { declaredTables, describeSchema, type SchemaDescription } from '../support/schema.js'
+
+/** The migrations released after the baseline: a database adopted at the baseline runs them next. */
+const AFTER_BASELINE = Object.keys(migrationsFor('sqlite')).filter((name) => name !== BASELINE)
+const ALL_MIGRATIONS = [BASELINE, ...AFTER_BASELINE]
 
 const SCHEMA_FILE = fileURLToPath(new URL('../../src/platform/storage/schema.ts', import.meta.url))
 
@@ -89,7 +93,7 @@ forEachDialect((dialect) => {
 
         const { results = [] } = await migrator.migrateToLatest()
         expect(results.filter((result) => result.status === 'Success').map((result) => result.migrationName)).toEqual(Object.keys(preBaselineMigrations).filter((name) => name !== '0001-platform'))
-        expect(await migrateToLatest(database)).toEqual({ applied: [], adoptedPreBaseline: true })
+        expect(await migrateToLatest(database)).toEqual({ applied: AFTER_BASELINE, adoptedPreBaseline: true })
 
         const settings = await db.selectFrom('account_settings').selectAll().executeTakeFirstOrThrow()
         expect(settings.access_token_ttl).toBe(600)
@@ -106,8 +110,8 @@ forEachDialect((dialect) => {
       const schema = await withDatabase(dialect, async (database) => {
         expect((await preBaselineMigrator(database.db).migrateToLatest()).error).toBeUndefined()
 
-        expect(await migrateToLatest(database)).toEqual({ applied: [], adoptedPreBaseline: true })
-        expect(await recordedMigrations(database.db)).toEqual([BASELINE])
+        expect(await migrateToLatest(database)).toEqual({ applied: AFTER_BASELINE, adoptedPreBaseline: true })
+        expect(await recordedMigrations(database.db)).toEqual(ALL_MIGRATIONS)
         expect(await migrateToLatest(database)).toEqual({ applied: [], adoptedPreBaseline: false })
         return describeSchema(database.db, dialect)
       })
@@ -121,11 +125,11 @@ forEachDialect((dialect) => {
         try {
           const outcomes = await Promise.all(instances.map((instance) => migrateToLatest(instance)))
           expect(outcomes.filter((outcome) => outcome.adoptedPreBaseline)).toHaveLength(1)
-          expect(outcomes.flatMap((outcome) => outcome.applied)).toEqual([])
+          expect(outcomes.flatMap((outcome) => outcome.applied)).toEqual(AFTER_BASELINE)
         } finally {
           await Promise.all(instances.map((instance) => instance.close()))
         }
-        expect(await recordedMigrations(database.db)).toEqual([BASELINE])
+        expect(await recordedMigrations(database.db)).toEqual(ALL_MIGRATIONS)
       })
     })
 
@@ -141,7 +145,7 @@ forEachDialect((dialect) => {
       try {
         const account = await createAccount(h)
         expect(await managementToken(account)).toMatch(/^ey/)
-        expect(await recordedMigrations(h.herald.database.db)).toEqual([BASELINE])
+        expect(await recordedMigrations(h.herald.database.db)).toEqual(ALL_MIGRATIONS)
         expect(h.logs.join('')).toContain(`recorded the migrations of a development build as ${BASELINE}`)
       } finally {
         await h.close()

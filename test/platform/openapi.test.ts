@@ -28,7 +28,11 @@ interface OpenApiDocument {
   components: { schemas: Record<string, unknown>; securitySchemes: Record<string, unknown> }
 }
 
-const OAUTH_ENDPOINTS = ['/accounts/{accountId}/oauth/tokens', '/accounts/{accountId}/oauth/introspect', '/accounts/{accountId}/oauth/revoke']
+const OAUTH_ENDPOINTS = ['/accounts/{accountId}/oauth/tokens', '/accounts/{accountId}/oauth/introspect', '/accounts/{accountId}/oauth/revoke', '/accounts/{accountId}/oauth/par']
+/** Answers RFC 6750 errors to a user's access token. */
+const USERINFO = '/accounts/{accountId}/oauth/userinfo'
+/** A browser's endpoint: its errors are shown, as plain text, not parsed. */
+const AUTHORIZE = '/accounts/{accountId}/oauth/authorize'
 const OPERATOR_PATHS = ['/accounts', '/accounts/{accountId}']
 const PUBLIC_PATHS = [
   '/healthz',
@@ -37,6 +41,7 @@ const PUBLIC_PATHS = [
   '/accounts/{accountId}/.well-known/openid-configuration',
   '/accounts/{accountId}/.well-known/oauth-authorization-server',
   '/.well-known/oauth-authorization-server/accounts/{accountId}',
+  AUTHORIZE,
 ]
 
 /** The operations of the document, as `METHOD /path`. */
@@ -120,6 +125,7 @@ forEachDialect((dialect) => {
         'OPTIONS /accounts/{accountId}/.well-known/jwks.json',
         'OPTIONS /accounts/{accountId}/oauth/revoke',
         'OPTIONS /accounts/{accountId}/oauth/tokens',
+        'OPTIONS /accounts/{accountId}/oauth/userinfo',
       ])
       expect([...documented].filter((operation) => !registered.includes(operation))).toEqual([])
     })
@@ -149,7 +155,11 @@ forEachDialect((dialect) => {
         for (const [status, response] of Object.entries(operation.responses)) {
           expect(response.description, `${name} ${status}`).not.toMatch(/^(Default Response)?$/)
           if (!/^[45]/.test(status)) continue
-          const oauthError = OAUTH_ENDPOINTS.includes(path) && status !== '404'
+          if (path === AUTHORIZE && status === '400') {
+            expect(response.content, `${name} ${status}`).toEqual({ 'text/plain': { schema: { type: 'string' } } })
+            continue
+          }
+          const oauthError = (OAUTH_ENDPOINTS.includes(path) || path === USERINFO) && status !== '404'
           const [mediaType, schema] = oauthError ? ['application/json', 'OAuthError'] : ['application/problem+json', 'Problem']
           expect(response.content, `${name} ${status}`).toEqual({ [mediaType]: { schema: { $ref: `#/components/schemas/${schema}` } } })
         }
@@ -180,12 +190,13 @@ forEachDialect((dialect) => {
 
     it('names the security requirement of every operation', async () => {
       const { paths, components } = await fetchDocument()
-      expect(Object.keys(components.securitySchemes).sort()).toEqual(['clientSecretBasic', 'managementToken', 'operatorToken'])
+      expect(Object.keys(components.securitySchemes).sort()).toEqual(['clientSecretBasic', 'managementToken', 'operatorToken', 'userAccessToken'])
       for (const { name, path, operation } of operationsOf({ paths } as OpenApiDocument)) {
         if (OAUTH_ENDPOINTS.includes(path)) expect(operation.security, name).toEqual([{ clientSecretBasic: [] }, {}])
         else if (OPERATOR_PATHS.includes(path)) expect(operation.security, name).toEqual([{ operatorToken: [] }])
         else if (PUBLIC_PATHS.includes(path)) expect(operation.security, name).toEqual([])
-        else expect(operation.security, name).toEqual([{ managementToken: [expect.stringMatching(/^herald:[a-z]+:[a-z]+$/)] }])
+        else if (path === USERINFO) expect(operation.security, name).toEqual([{ userAccessToken: [] }])
+        else expect(operation.security, name).toEqual([{ managementToken: [expect.stringMatching(/^herald:[a-z]+(:[a-z]+)?$/)] }])
       }
     })
 

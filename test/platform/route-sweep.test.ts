@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { type CreatedAccount, forEachDialect, OPERATOR_TOKEN, type TestHerald, useHerald } from '../support/herald.js'
 import { basicAuth, call, createAccount, managementToken } from '../support/http.js'
+import { Browser, LoginApp, REDIRECT_URI, challengeIn, prepareSignIn, signIn } from '../support/sign-in.js'
 import { LOCAL_DELIVERY } from '../webhooks/support.js'
 
 interface Operation {
@@ -8,17 +9,51 @@ interface Operation {
   path: string
 }
 
-/** The ids of one account's resources, by the path parameter that names them. */
-type Fixture = Record<'accountId' | 'clientId' | 'name' | 'kid' | 'endpointId' | 'subscriptionId' | 'eventId' | 'deliveryId' | 'jobId', string>
+/** The ids of one account's resources, by the path parameter that names them, and what sign-in routes need. */
+type Fixture = Record<
+  | 'accountId'
+  | 'clientId'
+  | 'name'
+  | 'kid'
+  | 'endpointId'
+  | 'subscriptionId'
+  | 'eventId'
+  | 'deliveryId'
+  | 'jobId'
+  | 'loginChallenge'
+  | 'loginChallengeToReject'
+  | 'consentChallenge'
+  | 'consentChallengeToReject'
+  | 'rpClientId'
+  | 'rpClientSecret'
+  | 'userToken',
+  string
+>
 
 /** How each route is called: the credentials it takes and a body it accepts. Every route of the document needs one. */
 interface Sample {
-  auth: 'management' | 'client' | 'operator' | 'none'
+  /** `rp`: the account's relying party (a sign-in client); `user`: a user's access token. */
+  auth: 'management' | 'client' | 'rp' | 'user' | 'operator' | 'none'
   json?: (ids: Fixture) => unknown
   form?: (ids: Fixture, token: string) => Record<string, string>
+  query?: (ids: Fixture) => Record<string, string>
+  /** Path parameters that this route takes from other fixtures than their names say. */
+  params?: (ids: Fixture) => Record<string, string>
   /** Its body names a resource by id, as its path may. */
   bodyIds?: boolean
+  /** The status of a call with the account's own ids, when it is not a 2xx (a redirect). */
+  status?: number
 }
+
+/** An authorization request of the account's relying party (PKCE's challenge of a verifier of all `a`s). */
+const authorizeQuery = (ids: Fixture) => ({
+  response_type: 'code',
+  client_id: ids.rpClientId,
+  redirect_uri: REDIRECT_URI,
+  scope: 'openid',
+  code_challenge: 'ZtNPunH49FD35FWYhT5Tv8I7vRKQJ8uxMaL0_9eHjNA',
+  code_challenge_method: 'S256',
+})
 
 const RECEIVER = 'http://127.0.0.1:9/hook'
 
@@ -73,6 +108,17 @@ const SAMPLES: Record<string, Sample> = {
   'GET /accounts/{accountId}/webhooks/deliveries': { auth: 'management' },
   'GET /accounts/{accountId}/webhooks/deliveries/{deliveryId}': { auth: 'management' },
   'POST /accounts/{accountId}/webhooks/deliveries/{deliveryId}/retry': { auth: 'management' },
+  'GET /accounts/{accountId}/oauth/authorize': { auth: 'none', query: authorizeQuery, status: 302 },
+  'POST /accounts/{accountId}/oauth/authorize': { auth: 'none', form: authorizeQuery, status: 303 },
+  'POST /accounts/{accountId}/oauth/par': { auth: 'rp', form: authorizeQuery, status: 201 },
+  'GET /accounts/{accountId}/oauth/userinfo': { auth: 'user' },
+  'POST /accounts/{accountId}/oauth/userinfo': { auth: 'user' },
+  'GET /accounts/{accountId}/oauth/login-requests/{challenge}': { auth: 'management', params: (ids) => ({ challenge: ids.loginChallenge }) },
+  'POST /accounts/{accountId}/oauth/login-requests/{challenge}/accept': { auth: 'management', params: (ids) => ({ challenge: ids.loginChallenge }), json: () => ({ subject: 'swept' }) },
+  'POST /accounts/{accountId}/oauth/login-requests/{challenge}/reject': { auth: 'management', params: (ids) => ({ challenge: ids.loginChallengeToReject }), json: () => ({ error: 'access_denied' }) },
+  'GET /accounts/{accountId}/oauth/consent-requests/{challenge}': { auth: 'management', params: (ids) => ({ challenge: ids.consentChallenge }) },
+  'POST /accounts/{accountId}/oauth/consent-requests/{challenge}/accept': { auth: 'management', params: (ids) => ({ challenge: ids.consentChallenge }), json: () => ({ grant_scope: ['openid'] }) },
+  'POST /accounts/{accountId}/oauth/consent-requests/{challenge}/reject': { auth: 'management', params: (ids) => ({ challenge: ids.consentChallengeToReject }), json: () => ({ error: 'access_denied' }) },
 }
 
 /**
@@ -110,6 +156,18 @@ async function furnished(h: TestHerald, name: string): Promise<{ account: Create
   const deliveries = (await api('GET', '/webhooks/deliveries')) as { data: Array<{ id: string }> }
   const job = await api('POST', `/webhooks/endpoints/${String(endpoint.id)}/recover`, { since: '2020-01-01T00:00:00Z' })
   const keys = (await api('GET', '/keys')) as { data: Array<{ kid: string }> }
+  const rp = await prepareSignIn(account)
+  const app = await LoginApp.of(account)
+  const loginChallenge = async () => {
+    const url = `${account.base}/oauth/authorize?${new URLSearchParams(authorizeQuery({ rpClientId: rp.clientId } as Fixture))}`
+    const browser = new Browser()
+    return { browser, challenge: challengeIn((await browser.open(url)).location, 'login') }
+  }
+  const consentChallenge = async () => {
+    const { browser, challenge } = await loginChallenge()
+    return challengeIn((await browser.open(await app.accept('login', challenge, { subject: 'swept' }))).location, 'consent')
+  }
+  const userToken = await signedInUserToken(account.base, rp, app)
   const ids = {
     accountId: account.id,
     clientId: String(client.client_id),
@@ -120,22 +178,45 @@ async function furnished(h: TestHerald, name: string): Promise<{ account: Create
     eventId: String(event.id),
     deliveryId: deliveries.data[0]!.id,
     jobId: String(job.id),
+    loginChallenge: (await loginChallenge()).challenge,
+    loginChallengeToReject: (await loginChallenge()).challenge,
+    consentChallenge: await consentChallenge(),
+    consentChallengeToReject: await consentChallenge(),
+    rpClientId: rp.clientId,
+    rpClientSecret: rp.clientSecret,
+    userToken,
   }
   return { account, token, ids }
 }
 
-function urlOf(h: TestHerald, path: string, ids: Fixture): string {
-  const values: Partial<Record<string, string>> = ids
-  return h.origin + path.replace(/\{(\w+)\}/g, (_whole, param: string) => encodeURIComponent(values[param] ?? `no-${param}`))
+/** A user's access token, from a whole sign-in of the relying party (PKCE verifier: 43 `a`s). */
+async function signedInUserToken(base: string, rp: { clientId: string; clientSecret: string }, app: LoginApp): Promise<string> {
+  const url = `${base}/oauth/authorize?${new URLSearchParams(authorizeQuery({ rpClientId: rp.clientId } as Fixture))}`
+  const callback = await signIn(new Browser(), app, url, 'swept')
+  const tokens = await call<{ access_token: string }>(`${base}/oauth/tokens`, 'POST', {
+    headers: { authorization: basicAuth(rp.clientId, rp.clientSecret) },
+    form: { grant_type: 'authorization_code', code: callback.searchParams.get('code')!, redirect_uri: REDIRECT_URI, code_verifier: 'a'.repeat(43) },
+  })
+  expect(tokens.status, tokens.text).toBe(200)
+  return tokens.body.access_token
+}
+
+function urlOf(h: TestHerald, operation: Operation, ids: Fixture): string {
+  const sample = SAMPLES[`${operation.method} ${operation.path}`]
+  const values: Partial<Record<string, string>> = { ...ids, ...sample?.params?.(ids) }
+  const path = operation.path.replace(/\{(\w+)\}/g, (_whole, param: string) => encodeURIComponent(values[param] ?? `no-${param}`))
+  return h.origin + path + (sample?.query ? `?${new URLSearchParams(sample.query(ids))}` : '')
 }
 
 async function send(h: TestHerald, operation: Operation, ids: Fixture, account: CreatedAccount, token: string) {
   const sample = SAMPLES[`${operation.method} ${operation.path}`]!
   const headers: Record<string, string> = {}
   if (sample.auth === 'client') headers.authorization = basicAuth(account.clientId, account.clientSecret)
-  const bearer = sample.auth === 'management' ? token : sample.auth === 'operator' ? OPERATOR_TOKEN : undefined
-  return call(urlOf(h, operation.path, ids), operation.method, {
+  if (sample.auth === 'rp') headers.authorization = basicAuth(ids.rpClientId, ids.rpClientSecret)
+  const bearer = sample.auth === 'management' ? token : sample.auth === 'operator' ? OPERATOR_TOKEN : sample.auth === 'user' ? ids.userToken : undefined
+  return call(urlOf(h, operation, ids), operation.method, {
     headers,
+    redirect: 'manual',
     ...(bearer !== undefined && { token: bearer }),
     ...(sample.json && { json: sample.json(ids) }),
     ...(sample.form && { form: sample.form(ids, token) }),
@@ -173,7 +254,9 @@ forEachDialect((dialect) => {
       }
       for (const operation of operations) {
         const response = await send(h, operation, a.ids, a.account, a.token)
-        expect(response.status, `${operation.method} ${operation.path}: ${response.text}`).toBeLessThan(300)
+        const expected = SAMPLES[`${operation.method} ${operation.path}`]?.status
+        if (expected === undefined) expect(response.status, `${operation.method} ${operation.path}: ${response.text}`).toBeLessThan(300)
+        else expect(response.status, `${operation.method} ${operation.path}: ${response.text}`).toBe(expected)
       }
       expect(h.tenancy.checked - checkedBefore).toBeGreaterThan(operations.length)
       expect(h.tenancy.violations).toEqual([])

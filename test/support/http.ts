@@ -13,6 +13,8 @@ export interface RequestOptions {
   form?: Record<string, string | string[]>
   body?: string
   headers?: Record<string, string>
+  /** `manual` answers a redirect rather than following it. */
+  redirect?: 'follow' | 'manual'
 }
 
 /** One real HTTP request to Herald; the body is parsed when it is JSON. */
@@ -32,7 +34,7 @@ export async function call<T = Record<string, unknown>>(url: string, method: str
     }
     body = params.toString()
   }
-  const response = await fetch(url, { method, headers, body })
+  const response = await fetch(url, { method, headers, body, redirect: options.redirect ?? 'follow' })
   const text = await response.text()
   let parsed: unknown = text
   if (/json/.test(response.headers.get('content-type') ?? '') && text) parsed = JSON.parse(text)

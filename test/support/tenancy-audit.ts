@@ -24,10 +24,14 @@ export const CROSS_ACCOUNT_MODULES: readonly string[] = [
   'webhooks/metrics.ts',
   'authorization/revocation/revocation-store.ts#pruneExpired',
   'authorization/token/assertion-replay.ts#pruneExpired',
+  'authorization/sign-in/janitor.ts',
 ]
 
 /** Tables whose rows each belong to one account, as the migrated schema has them: the ones with `account_id`. */
 export const TENANT_TABLES: ReadonlySet<string> = new Set([
+  'authorization_flows',
+  'browser_sessions',
+  'consents',
   'account_settings',
   'signing_keys',
   'clients',

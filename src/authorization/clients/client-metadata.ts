@@ -3,6 +3,7 @@ import type { FieldError } from '../../platform/http/problems.js'
 import { LIFETIME_BOUNDS } from '../../platform/settings/settings.js'
 import type { ClientKind, TokenEndpointAuthMethod } from '../../platform/storage/schema.js'
 import { audienceProblem } from '../../platform/audience.js'
+import { LOOPBACK_HOSTS } from '../../platform/app-urls.js'
 import { isReservedScope } from '../../platform/management-auth/scopes.js'
 import { isValidScopeToken } from '../token/scope-policy.js'
 
@@ -48,6 +49,10 @@ export const ClientMetadataFields = {
   id_token_ttl: optionalLifetime('id_token_ttl'),
   refresh_token_idle_ttl: optionalLifetime('refresh_token_idle_ttl'),
   refresh_token_absolute_ttl: optionalLifetime('refresh_token_absolute_ttl'),
+  skip_consent: Type.Boolean({ description: 'A trusted first-party client: sign-in goes on without asking the consent app' }),
+  id_token_signed_response_alg: Type.Enum(['RS256', 'ES256'], { description: 'How ID tokens for this client are signed (OpenID Connect Dynamic Registration §2)' }),
+  require_pkce: Type.Boolean({ description: 'Authorization requests must carry an S256 code_challenge; only a confidential client may turn it off' }),
+  require_pushed_authorization_requests: Type.Boolean({ description: 'Authorization requests must be pushed first (RFC 9126 §6)' }),
 }
 
 export const ClientMetadataSchema = Type.Object(ClientMetadataFields)
@@ -76,6 +81,10 @@ export const DEFAULT_METADATA: ClientMetadata = {
   id_token_ttl: null,
   refresh_token_idle_ttl: null,
   refresh_token_absolute_ttl: null,
+  skip_consent: false,
+  id_token_signed_response_alg: 'RS256',
+  require_pkce: true,
+  require_pushed_authorization_requests: false,
 }
 
 export function scopesOf(metadata: Pick<ClientMetadata, 'scope'>): string[] {
@@ -125,6 +134,7 @@ export function metadataProblems(metadata: ClientMetadata, knownScopes: Readonly
   }
 
   const method = metadata.token_endpoint_auth_method
+  if (method === 'none' && !metadata.require_pkce) problem('require_pkce', 'a public client (none) must use PKCE (RFC 9700 §2.1.1)')
   if (method === 'none' && grants.has('client_credentials')) {
     problem('token_endpoint_auth_method', 'a public client (none) cannot use client_credentials')
   }
@@ -174,8 +184,6 @@ export function metadataProblems(metadata: ClientMetadata, knownScopes: Readonly
   }
   return problems
 }
-
-const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost'])
 
 /**
  * Why a redirect URI is refused, or undefined if it is acceptable: absolute, no fragment (RFC 6749 §3.1.2),

@@ -1,27 +1,44 @@
 import { ASSERTION_SIGNING_ALGS } from '../token/client-assertion.js'
-import { GRANTS } from '../token/grants.js'
+import { GRANT_TYPES_SUPPORTED } from '../token/grants.js'
+import { PROMPTS, RESPONSE_MODES } from '../sign-in/authorization-request.js'
 
 /**
  * The authorization server metadata (RFC 8414 §2; OpenID Connect Discovery §3). It lists only what Herald
- * implements today: no authorization endpoint yet, so no response types and no ID token algorithms.
+ * implements.
  */
-export function serverMetadata(issuer: string): Record<string, unknown> {
-  // One client authentication for every endpoint: see ClientAuthentication.
+export function serverMetadata(issuer: string, requirePar: boolean): Record<string, unknown> {
+  // One client authentication for every endpoint: see ClientAuthentication. Public clients (none) may use the token
+  // endpoint and PAR with PKCE, and revoke their tokens.
   const authMethods = ['client_secret_basic', 'client_secret_post', 'private_key_jwt']
+  const publicToo = [...authMethods, 'none']
   const signingAlgs = [...ASSERTION_SIGNING_ALGS]
   return {
     issuer,
+    authorization_endpoint: `${issuer}/oauth/authorize`,
+    pushed_authorization_request_endpoint: `${issuer}/oauth/par`,
     token_endpoint: `${issuer}/oauth/tokens`,
+    userinfo_endpoint: `${issuer}/oauth/userinfo`,
     jwks_uri: `${issuer}/.well-known/jwks.json`,
     introspection_endpoint: `${issuer}/oauth/introspect`,
     revocation_endpoint: `${issuer}/oauth/revoke`,
-    grant_types_supported: Object.keys(GRANTS),
-    response_types_supported: [],
-    token_endpoint_auth_methods_supported: authMethods,
+    grant_types_supported: [...GRANT_TYPES_SUPPORTED],
+    response_types_supported: ['code'],
+    response_modes_supported: [...RESPONSE_MODES],
+    subject_types_supported: ['public'],
+    id_token_signing_alg_values_supported: ['RS256', 'ES256'],
+    code_challenge_methods_supported: ['S256'],
+    authorization_response_iss_parameter_supported: true,
+    require_pushed_authorization_requests: requirePar,
+    prompt_values_supported: [...PROMPTS],
+    claims_supported: ['iss', 'sub', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'acr', 'amr', 'azp', 'at_hash', 'sid'],
+    claims_parameter_supported: false,
+    request_parameter_supported: false,
+    request_uri_parameter_supported: false,
+    token_endpoint_auth_methods_supported: publicToo,
     token_endpoint_auth_signing_alg_values_supported: signingAlgs,
     introspection_endpoint_auth_methods_supported: authMethods,
     introspection_endpoint_auth_signing_alg_values_supported: signingAlgs,
-    revocation_endpoint_auth_methods_supported: authMethods,
+    revocation_endpoint_auth_methods_supported: publicToo,
     revocation_endpoint_auth_signing_alg_values_supported: signingAlgs,
     scopes_supported: ['openid', 'profile', 'email', 'offline_access'],
   }

@@ -1,6 +1,7 @@
 import { Type } from 'typebox'
 import { problemResponses } from '../../platform/http/schemas.js'
 import type { App } from '../../platform/http/types.js'
+import type { SettingsStore } from '../../platform/settings/settings.js'
 import { serverMetadata } from './metadata.js'
 
 const MetadataSchema = Type.Object({}, { additionalProperties: true, description: 'The metadata document (RFC 8414 §2, OpenID Connect Discovery 1.0 §3)' })
@@ -9,16 +10,19 @@ const MetadataSchema = Type.Object({}, { additionalProperties: true, description
 const CACHE_CONTROL = 'public, max-age=300'
 
 /** Serves the account's metadata document at `path`, inside an account-scoped context. */
-export function metadataRoute(app: App, path: string): void {
+export function metadataRoute(app: App, path: string, settings: SettingsStore): void {
   app.get(
     path,
     { schema: { summary: 'Authorization server metadata (RFC 8414, OpenID Connect Discovery)', tags: ['discovery'], response: { 200: MetadataSchema, ...problemResponses } } },
-    async (request, reply) => reply.header('cache-control', CACHE_CONTROL).send(serverMetadata(request.issuer)),
+    async (request, reply) => {
+      const requirePar = (await settings.get(request.account.id))?.require_par ?? false
+      return reply.header('cache-control', CACHE_CONTROL).send(serverMetadata(request.issuer, requirePar))
+    },
   )
 }
 
 /** The discovery documents under the account's base URL; RFC 8414's own location is wired by the server. */
-export function discoveryRoutes(app: App): void {
-  metadataRoute(app, '/.well-known/openid-configuration')
-  metadataRoute(app, '/.well-known/oauth-authorization-server')
+export function discoveryRoutes(app: App, settings: SettingsStore): void {
+  metadataRoute(app, '/.well-known/openid-configuration', settings)
+  metadataRoute(app, '/.well-known/oauth-authorization-server', settings)
 }

@@ -46,7 +46,7 @@ export function revocationRoutes(app: App, deps: RevocationRouteDeps): void {
     },
     async (request, reply) => {
       const { account, issuer, body } = request
-      const client = await deps.clientAuthentication.authenticate(account.id, issuer, request.headers.authorization, body)
+      const client = await deps.clientAuthentication.authenticate(account.id, issuer, request.headers.authorization, body, true)
 
       const verified = await deps.accessTokens.verify(account.id, body.token, { issuer })
       if (verified.active && verified.claims.client_id === client.id) {

@@ -13,6 +13,10 @@ export interface AccessTokenInput {
   settings: AccountSettings
   signer: JwtSigner
   nowMs: number
+  /** Set when the caller must know the token's id beforehand (to record it); otherwise a fresh one. */
+  jti?: string
+  /** A user's authorization (sign-in): its flow's id, and the claims the consent added. */
+  grant?: { id: string; claims: Readonly<Record<string, unknown>> }
 }
 
 export interface IssuedAccessToken {
@@ -29,23 +33,26 @@ export function accessTokenLifetime(settings: AccountSettings, client: Registere
 export function issueAccessToken(input: AccessTokenInput): IssuedAccessToken {
   const iat = Math.floor(input.nowMs / 1000)
   const expiresIn = accessTokenLifetime(input.settings, input.client)
-  const token = signJwt(
-    input.signer,
-    'at+jwt',
-    accessTokenClaimsJson({
+  const claims = accessTokenClaimsJson({
       iss: input.issuer,
       sub: input.subject,
       aud: input.audience,
       exp: iat + expiresIn,
       iat,
-      // randomUUID draws from Node's entropy cache: 122 random bits without a syscall per token.
-      jti: randomUUID(),
-      client_id: input.client.id,
-      scope: input.scope,
-      cv: input.client.credentialsVersion,
-    }),
-  )
+    // randomUUID draws from Node's entropy cache: 122 random bits without a syscall per token.
+    jti: input.jti ?? randomUUID(),
+    client_id: input.client.id,
+    scope: input.scope,
+    cv: input.client.credentialsVersion,
+  })
+  const token = signJwt(input.signer, 'at+jwt', input.grant ? withGrant(claims, input.grant) : claims)
   return { token, expiresIn }
+}
+
+/** The claims with the grant's id (`gid`) and the consent's own claims, which can't override Herald's (checked at consent). */
+function withGrant(claimsJson: string, grant: NonNullable<AccessTokenInput['grant']>): string {
+  const extra = JSON.stringify({ ...grant.claims, gid: grant.id })
+  return `${claimsJson.slice(0, -1)},${extra.slice(1)}`
 }
 
 /** RFC 9068 §2.2, and Herald's private `cv` (see AccessTokenVerifier). */

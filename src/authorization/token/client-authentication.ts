@@ -8,6 +8,8 @@ import { CLIENT_ASSERTION_TYPE, type ClientAssertions } from './client-assertion
 export type PresentedCredentials =
   | { method: 'client_secret_basic' | 'client_secret_post'; clientId: string; secret: string }
   | { method: 'private_key_jwt'; clientId: string; assertion: string }
+  /** A public client (RFC 6749 §2.1) names itself and proves nothing. */
+  | { method: 'none'; clientId: string }
 
 /** The client authentication parameters of a form body; the endpoint's body may carry others too. */
 export interface CredentialParameters {
@@ -42,6 +44,7 @@ function readClientCredentials(authorization: string | undefined, body: Credenti
   if (body.client_id !== undefined && body.client_secret !== undefined) {
     return { method: 'client_secret_post', clientId: body.client_id, secret: body.client_secret }
   }
+  if (body.client_id !== undefined && body.client_id !== '') return { method: 'none', clientId: body.client_id }
   throw invalidClient('Client authentication is required', false)
 }
 
@@ -78,10 +81,14 @@ export class ClientAuthentication {
     private readonly assertions: ClientAssertions,
   ) {}
 
-  /** Synchronous for a secret-authenticated client in the warm cache (see andThen); throws or rejects `invalid_client`. */
-  authenticate(accountId: string, issuer: string, authorization: string | undefined, body: CredentialParameters): Awaitable<RegisteredClient> {
+  /**
+   * Synchronous for a secret-authenticated client in the warm cache (see andThen); throws or rejects `invalid_client`.
+   * A public client is accepted only where `allowPublic` says the endpoint serves it (token, PAR, revocation).
+   */
+  authenticate(accountId: string, issuer: string, authorization: string | undefined, body: CredentialParameters, allowPublic = false): Awaitable<RegisteredClient> {
     const presented = readClientCredentials(authorization, body)
     const client = this.clients.find(accountId, presented.clientId)
+    if (presented.method === 'none') return andThen(client, (found) => checkPublic(found, allowPublic))
     if (presented.method !== 'private_key_jwt') return andThen(client, (found) => checkSecret(found, presented))
     return andThen(client, (found) => this.#checkAssertion(found, presented.assertion, issuer))
   }
@@ -91,6 +98,13 @@ export class ClientAuthentication {
     await this.assertions.authenticate(client, assertion, issuer)
     return client
   }
+}
+
+/** A public client is who it says it is; a confidential one that sent no credentials failed to authenticate. */
+function checkPublic(client: RegisteredClient | undefined, allowPublic: boolean): RegisteredClient {
+  if (!client || client.tokenEndpointAuthMethod !== 'none') throw invalidClient('Client authentication is required', false)
+  if (!allowPublic) throw invalidClient('A public client cannot use this endpoint', false)
+  return client
 }
 
 /** Checks the client's secret and registered method; every failure looks the same to the caller. */

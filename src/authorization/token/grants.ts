@@ -20,12 +20,13 @@ export interface GrantContext {
   nowMs: number
 }
 
-/** RFC 6749 §5.1 */
+/** RFC 6749 §5.1, and OpenID Connect Core §3.1.3.3's `id_token` */
 export interface TokenResponse {
   access_token: string
   token_type: 'Bearer'
   expires_in: number
   scope: string
+  id_token?: string
 }
 
 /**
@@ -35,7 +36,8 @@ export interface TokenResponse {
  * scope is escaped like any string, though scope-tokens (RFC 6749 §3.3) can't hold anything that needs it.
  */
 export function tokenResponseJson(response: TokenResponse): string {
-  return `{"access_token":"${response.access_token}","token_type":"${response.token_type}","expires_in":${response.expires_in},"scope":${jsonString(response.scope)}}`
+  const idToken = response.id_token === undefined ? '' : `,"id_token":"${response.id_token}"`
+  return `{"access_token":"${response.access_token}","token_type":"${response.token_type}","expires_in":${response.expires_in},"scope":${jsonString(response.scope)}${idToken}}`
 }
 
 export type GrantHandler = (context: GrantContext) => Promise<TokenResponse> | TokenResponse
@@ -51,7 +53,8 @@ export function clientCredentialsGrant(context: GrantContext): TokenResponse {
   return { access_token: token, token_type: 'Bearer', expires_in: expiresIn, scope }
 }
 
-/** The grant types the token endpoint implements, by `grant_type` value. */
-export const GRANTS: Readonly<Record<string, GrantHandler>> = {
-  client_credentials: clientCredentialsGrant,
-}
+/** The grant types the token endpoint implements, as discovery lists them. */
+export const GRANT_TYPES_SUPPORTED = ['authorization_code', 'client_credentials'] as const
+
+/** The grant handlers by `grant_type` value. */
+export type Grants = Readonly<Record<(typeof GRANT_TYPES_SUPPORTED)[number], GrantHandler>>

@@ -8,7 +8,7 @@ import type { Clock } from '../../platform/clock.js'
 import { TurnBatch } from '../../platform/turn-batch.js'
 import type { ClientAuthentication } from './client-authentication.js'
 import type { RegisteredClient } from '../clients/client-store.js'
-import { GRANTS, type GrantHandler, tokenResponseJson } from './grants.js'
+import { type GrantHandler, type Grants, tokenResponseJson } from './grants.js'
 import { CLIENT_AUTHENTICATION, CLIENT_AUTHENTICATION_METHODS } from '../../platform/http/openapi.js'
 import { oauthErrorResponses } from '../../platform/http/schemas.js'
 import { OAUTH_BODY_LIMIT, TokenRequestBody, TokenResponseSchema, resourcesOf } from './token-request.js'
@@ -26,6 +26,7 @@ export interface TokenRouteDeps {
   settings: SettingsStore
   keys: KeyStore
   clock: Clock
+  grants: Grants
 }
 
 /**
@@ -53,15 +54,15 @@ export function tokenRoutes(app: App, deps: TokenRouteDeps): void {
     (request, reply) => {
       const { account, issuer, body } = request
       // RFC 6749 §5.1; error answers get the same headers from the error handler.
-      reply.header('cache-control', 'no-store').header('pragma', 'no-cache')
+      reply.header('cache-control', 'no-store').header('pragma', 'no-cache').header('referrer-policy', 'no-referrer')
       // With warm caches, every step up to the grant answers at once, without a promise (see andThen). The grant
       // then issues the token with the other requests read in this turn (see TurnBatch).
-      const client = deps.clientAuthentication.authenticate(account.id, issuer, request.headers.authorization, body)
+      const client = deps.clientAuthentication.authenticate(account.id, issuer, request.headers.authorization, body, true)
       // Asked for before the client is known, so that cold caches load the client, settings and keys in one turn.
       const context = signingContext(deps, account.id)
       if (context instanceof Promise) context.catch(() => {})
       return andThen(client, (authenticated) => {
-        const grant = allowedGrant(authenticated, body.grant_type)
+        const grant = allowedGrant(deps.grants, authenticated, body.grant_type)
         return andThen(context, ({ settings, signer }) =>
           issuing.run(() => grant({ account, issuer, client: authenticated, settings, signer, body, resources: resourcesOf(body), nowMs: deps.clock.now() })).then((response) => {
             // Written by tokenResponseJson, under the content type Fastify's serializer path sets; only on success,
@@ -76,8 +77,8 @@ export function tokenRoutes(app: App, deps: TokenRouteDeps): void {
 }
 
 /** The grant's handler, if Herald implements it and the client registered it. */
-function allowedGrant(client: RegisteredClient, grantType: string): GrantHandler {
-  const grant = GRANTS[grantType]
+function allowedGrant(grants: Grants, client: RegisteredClient, grantType: string): GrantHandler {
+  const grant = Object.hasOwn(grants, grantType) ? grants[grantType as keyof Grants] : undefined
   if (!grant) throw new OAuthError('unsupported_grant_type', 'This grant_type is not supported')
   if (!client.grantTypes.has(grantType)) throw new OAuthError('unauthorized_client', `This client may not use the ${grantType} grant`)
   return grant

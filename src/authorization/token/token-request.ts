@@ -17,7 +17,10 @@ export const ClientCredentialFields = {
  */
 export const TokenRequestBody = Type.Object(
   {
-    grant_type: Type.String({ minLength: 1, description: 'The grant type; `client_credentials` is supported' }),
+    grant_type: Type.String({ minLength: 1, description: 'The grant type: `authorization_code` or `client_credentials`' }),
+    code: Type.Optional(Type.String({ maxLength: 256, description: 'authorization_code: the code from the authorization response' })),
+    redirect_uri: Type.Optional(Type.String({ maxLength: 2048, description: 'authorization_code: the redirect_uri of the authorization request' })),
+    code_verifier: Type.Optional(Type.String({ maxLength: 128, description: 'authorization_code: the PKCE verifier (RFC 7636)' })),
     scope: Type.Optional(Type.String({ description: 'Space-separated scopes; omitted means all the client may request' })),
     resource: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())], { description: 'RFC 8707 resource indicator' })),
     ...ClientCredentialFields,
@@ -32,6 +35,7 @@ export const TokenResponseSchema = Type.Object(
     token_type: Type.Literal('Bearer'),
     expires_in: Type.Integer({ description: 'Seconds until the access token expires' }),
     scope: Type.String(),
+    id_token: Type.Optional(Type.String({ description: 'authorization_code with `openid` granted: the ID token (OpenID Connect Core §3.1.3.3)' })),
   },
   { description: 'The access token (RFC 6749 §5.1)' },
 )

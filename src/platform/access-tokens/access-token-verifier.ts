@@ -17,6 +17,8 @@ export interface AccessTokenClaims {
   scope: string
   /** The version of the client's credentials the token was issued under. */
   cv: number
+  /** A user's token: the authorization (sign-in flow) it was issued under. */
+  gid?: string
 }
 
 /** What verification needs to know of the client a token names. */
@@ -148,8 +150,9 @@ function inactive(reason: InactiveReason): { active: false; reason: InactiveReas
 /** jose checked the registered claims' types; Herald's own claims are checked here. */
 function asClaims(payload: JWTPayload): AccessTokenClaims | undefined {
   const { iss, sub, aud, exp, iat, jti } = payload
-  const { client_id: clientId, scope = '', cv } = payload as { client_id?: unknown; scope?: unknown; cv?: unknown }
+  const { client_id: clientId, scope = '', cv, gid } = payload as { client_id?: unknown; scope?: unknown; cv?: unknown; gid?: unknown }
   if (typeof iss !== 'string' || typeof sub !== 'string' || aud === undefined || typeof exp !== 'number' || typeof iat !== 'number') return undefined
   if (typeof jti !== 'string' || typeof clientId !== 'string' || typeof scope !== 'string' || typeof cv !== 'number') return undefined
-  return { iss, sub, aud, exp, iat, jti, client_id: clientId, scope, cv }
+  if (gid !== undefined && typeof gid !== 'string') return undefined
+  return { iss, sub, aud, exp, iat, jti, client_id: clientId, scope, cv, ...(gid !== undefined && { gid }) }
 }

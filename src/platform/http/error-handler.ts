@@ -6,8 +6,12 @@ import { type FieldError, ProblemError } from './problems.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** OAuth endpoints answer RFC 6749 error objects; everything else answers problem+json. */
-    errorFormat?: 'oauth' | 'problem'
+    /**
+     * OAuth endpoints answer RFC 6749 error objects; the authorization endpoint, which a browser shows, plain text
+     * (RFC 6749 §4.1.2.1: an error before the redirect_uri is trusted is shown to the user, never redirected);
+     * everything else answers problem+json.
+     */
+    errorFormat?: 'oauth' | 'browser' | 'problem'
   }
 }
 
@@ -27,12 +31,15 @@ export function installErrorHandling(app: FastifyInstance): void {
   const unavailable = new ThrottledWarning('the database is unavailable; answering 503')
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof ProblemError) return sendProblem(reply, error)
-    const oauth = request.routeOptions.config?.errorFormat === 'oauth'
+    const format = request.routeOptions.config?.errorFormat
+    const oauth = format === 'oauth'
     if (isDatabaseUnavailable(error)) {
       unavailable.report(request.log, error)
+      if (format === 'browser') return sendPlain(reply, new OAuthError('temporarily_unavailable', UNAVAILABLE_DETAIL))
       return oauth ? sendOAuthError(reply, new OAuthError('temporarily_unavailable', UNAVAILABLE_DETAIL)) : sendProblem(reply, new ProblemError('service_unavailable', UNAVAILABLE_DETAIL))
     }
     if (oauth) return sendOAuthError(reply, toOAuthError(error, request))
+    if (format === 'browser') return sendPlain(reply, toOAuthError(error, request))
     return sendProblem(reply, toProblem(error, request))
   })
 
@@ -59,7 +66,20 @@ export function sendProblem(reply: FastifyReply, problem: ProblemError): Fastify
 export function sendOAuthError(reply: FastifyReply, error: OAuthError): FastifyReply {
   if (error.challenge) reply.header('www-authenticate', error.challenge)
   if (error.status === 503) reply.header('retry-after', String(RETRY_AFTER_SECONDS))
-  return reply.status(error.status).header('cache-control', 'no-store').header('pragma', 'no-cache').send(error.toBody())
+  return reply.status(error.status).header('cache-control', 'no-store').header('pragma', 'no-cache').header('referrer-policy', 'no-referrer').send(error.toBody())
+}
+
+/** An OAuth error as a browser shows it: plain text, never cached, never framed. */
+function sendPlain(reply: FastifyReply, error: OAuthError): FastifyReply {
+  if (error.status === 503) reply.header('retry-after', String(RETRY_AFTER_SECONDS))
+  return reply
+    .status(error.status)
+    .header('cache-control', 'no-store')
+    .header('referrer-policy', 'no-referrer')
+    .header('x-frame-options', 'DENY')
+    .header('content-security-policy', "frame-ancestors 'none'")
+    .type('text/plain; charset=utf-8')
+    .send(`${error.code}: ${error.description}\n`)
 }
 
 function toProblem(error: FastifyError, request: FastifyRequest): ProblemError {

@@ -1,6 +1,8 @@
 /**
- * The error codes OAuth endpoints answer with (RFC 6749 §5.2, RFC 8707 §2, RFC 7009 §2.2.1), each with its
- * status. `invalid_client` is 401 because the client authenticated, or tried to, and failed (RFC 6749 §5.2).
+ * The error codes OAuth endpoints answer with (RFC 6749 §4.1.2.1 and §5.2, RFC 8707 §2, RFC 7009 §2.2.1, RFC 9126
+ * §2.3, OpenID Connect Core §3.1.2.6, RFC 6750 §3.1), each with its status. `invalid_client` is 401 because the
+ * client authenticated, or tried to, and failed (RFC 6749 §5.2). Authorization errors travel in a redirect, where
+ * the status is not seen.
  */
 export const OAUTH_ERRORS = {
   invalid_request: 400,
@@ -13,6 +15,14 @@ export const OAUTH_ERRORS = {
   unsupported_token_type: 400,
   server_error: 500,
   temporarily_unavailable: 503,
+  access_denied: 400,
+  unsupported_response_type: 400,
+  invalid_request_uri: 400,
+  login_required: 400,
+  consent_required: 400,
+  interaction_required: 400,
+  invalid_token: 401,
+  insufficient_scope: 403,
 } as const satisfies Record<string, number>
 
 export type OAuthErrorCode = keyof typeof OAUTH_ERRORS

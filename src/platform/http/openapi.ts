@@ -9,6 +9,12 @@ const SECURITY_SCHEMES = {
     bearerFormat: 'JWT',
     description: "An access token from the account's own token endpoint (client_credentials grant), issued to a management client with the herald: scopes the operation names",
   },
+  userAccessToken: {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'JWT',
+    description: "A user's access token from the account's token endpoint (authorization_code grant), granted openid",
+  },
   operatorToken: {
     type: 'http',
     scheme: 'bearer',

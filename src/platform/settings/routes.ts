@@ -10,6 +10,9 @@ import { LIFETIME_BOUNDS, type SettingsStore, WEBHOOK_BOUNDS } from './settings.
 const lifetime = (name: keyof typeof LIFETIME_BOUNDS, description: string) =>
   Type.Integer({ ...LIFETIME_BOUNDS[name], description: `${description}, in seconds` })
 
+const appUrl = (description: string) =>
+  Type.Union([Type.String({ minLength: 1, maxLength: 2048 }), Type.Null()], { description: `${description}; https, or http on loopback; null when unset` })
+
 const SettingsFields = {
   access_token_ttl: lifetime('access_token_ttl', 'Access token lifetime'),
   refresh_token_idle_ttl: lifetime('refresh_token_idle_ttl', 'How long an unused refresh token stays valid'),
@@ -26,6 +29,13 @@ const SettingsFields = {
   }),
   webhook_retention_days: Type.Integer({ ...WEBHOOK_BOUNDS.webhook_retention_days, description: 'Days finished deliveries, their attempts and events are kept' }),
   webhook_disable_after: Type.Integer({ ...WEBHOOK_BOUNDS.webhook_disable_after, description: 'Seconds an endpoint may keep failing, without one success, before it is disabled' }),
+  login_url: appUrl("The account's login page: authorize sends the browser there with a `login_challenge`"),
+  consent_url: appUrl("The account's consent page: the browser comes there with a `consent_challenge`"),
+  logout_url: appUrl("The account's logout confirmation page"),
+  error_url: appUrl('Where authorize shows errors it must not send to an unverified redirect_uri (with `error` and `error_description`)'),
+  login_challenge_ttl: lifetime('login_challenge_ttl', 'How long a login or consent challenge can be answered'),
+  session_ttl: lifetime('session_ttl', 'How long a remembered browser session lasts unless the login says otherwise'),
+  require_par: Type.Boolean({ description: 'Authorization requests must be pushed first (RFC 9126)' }),
 }
 
 const SettingsSchema = named('Settings', Type.Object(SettingsFields, { description: "The account's token lifetimes, signing algorithm and webhook delivery settings" }))
@@ -47,7 +57,7 @@ export function settingsRoutes(app: App, deps: { db: Kysely<DB>; settings: Setti
     '/settings',
     {
       config: { scope: 'herald:settings:write' },
-      bodyLimit: 4096,
+      bodyLimit: 16 * 1024,
       schema: { summary: "Changes the account's token and webhook settings; new tokens and delivery attempts follow them at once", tags: ['settings'], body: SettingsPatch, response: { 200: ref(SettingsSchema, 'The settings as changed'), ...problemResponses } },
     },
     async (request) => transaction(deps.db, (tx) => deps.settings.update(tx, request.account.id, request.body)),

@@ -9,6 +9,7 @@ import type { Tx } from '../storage/transaction.js'
 import { inList } from '../storage/in-list.js'
 import type { Outbox } from '../events/outbox.js'
 import { audienceProblem } from '../audience.js'
+import { appUrlProblem } from '../app-urls.js'
 import { ProblemError, notFound } from '../http/problems.js'
 import { forAccount } from '../storage/account-queries.js'
 
@@ -17,8 +18,9 @@ import { forAccount } from '../storage/account-queries.js'
  * shape, so nothing maps field by field (only the retry schedule is a JSON column). Lifetimes are in seconds; a
  * null `default_audience` means the issuer.
  */
-export type AccountSettings = Omit<AccountSettingsTable, 'account_id' | 'updated_at' | 'webhook_retry_schedule'> & {
+export type AccountSettings = Omit<AccountSettingsTable, 'account_id' | 'updated_at' | 'webhook_retry_schedule' | 'require_par'> & {
   webhook_retry_schedule: number[]
+  require_par: boolean
 }
 
 const DAY = 24 * 3600
@@ -36,7 +38,17 @@ export const DEFAULT_SETTINGS: AccountSettings = {
   webhook_retry_schedule: [5, 300, 1800, 7200, 18000, 36000, 36000],
   webhook_retention_days: 30,
   webhook_disable_after: 5 * DAY,
+  login_url: null,
+  consent_url: null,
+  logout_url: null,
+  error_url: null,
+  login_challenge_ttl: 600,
+  session_ttl: 30 * DAY,
+  require_par: false,
 }
+
+/** The settings that name pages of the account's own app. */
+export const APP_URL_SETTINGS = ['login_url', 'consent_url', 'logout_url', 'error_url'] as const
 
 /**
  * Bounds on every lifetime, in seconds. Access and ID tokens cannot be revoked at resource servers that
@@ -48,6 +60,8 @@ export const LIFETIME_BOUNDS = {
   refresh_token_absolute_ttl: { minimum: 300, maximum: 5 * 365 * DAY },
   id_token_ttl: { minimum: 60, maximum: DAY },
   authorization_code_ttl: { minimum: 10, maximum: 600 },
+  login_challenge_ttl: { minimum: 60, maximum: 3600 },
+  session_ttl: { minimum: 300, maximum: 365 * DAY },
 } as const
 
 /** Bounds on the webhook settings: a retry waits at most a day, and a schedule has 1 to 20 retries. */
@@ -97,6 +111,12 @@ export class SettingsStore {
   async update(tx: Tx, accountId: string, patch: Partial<AccountSettings>): Promise<AccountSettings> {
     const audience = typeof patch.default_audience === 'string' ? audienceProblem(patch.default_audience) : undefined
     if (audience) throw new ProblemError('validation_failed', `default_audience ${audience}`, [{ pointer: '/body/default_audience', message: audience }])
+    const appUrls = APP_URL_SETTINGS.flatMap((field) => {
+      const value = patch[field]
+      const problem = typeof value === 'string' ? appUrlProblem(value) : undefined
+      return problem ? [{ pointer: `/body/${field}`, message: problem }] : []
+    })
+    if (appUrls.length > 0) throw new ProblemError('validation_failed', 'An app URL is not acceptable', appUrls)
     const now = this.clock.now()
     // Touching the row first locks it (on PostgreSQL) until commit, so a concurrent change can't slip in
     // between the read and the write and be lost, or break the check between two lifetimes.
@@ -111,7 +131,7 @@ export class SettingsStore {
     }
     await forAccount(tx.db, accountId)
       .updateTable('account_settings')
-      .set({ ...next, webhook_retry_schedule: JSON.stringify(next.webhook_retry_schedule), updated_at: now })
+      .set({ ...toRow(next), updated_at: now })
       .execute()
     const longestMs = longestSignedTokenLifetime(next) * 1000
     await forAccount(tx.db, accountId)
@@ -128,13 +148,17 @@ export class SettingsStore {
 
   async insertDefaults(tx: Tx, accountId: string): Promise<AccountSettings> {
     await forAccount(tx.db, accountId)
-      .insertInto('account_settings', { ...DEFAULT_SETTINGS, webhook_retry_schedule: JSON.stringify(DEFAULT_SETTINGS.webhook_retry_schedule), updated_at: this.clock.now() })
+      .insertInto('account_settings', { ...toRow(DEFAULT_SETTINGS), updated_at: this.clock.now() })
       .execute()
     return DEFAULT_SETTINGS
   }
 }
 
 function fromRow(row: AccountSettingsTable): AccountSettings {
-  const { account_id: _account, updated_at: _updated, webhook_retry_schedule: schedule, ...settings } = row
-  return { ...settings, webhook_retry_schedule: JSON.parse(schedule) as number[] }
+  const { account_id: _account, updated_at: _updated, webhook_retry_schedule: schedule, require_par: requirePar, ...settings } = row
+  return { ...settings, webhook_retry_schedule: JSON.parse(schedule) as number[], require_par: requirePar === 1 }
+}
+
+function toRow(settings: AccountSettings): Omit<AccountSettingsTable, 'account_id' | 'updated_at'> {
+  return { ...settings, webhook_retry_schedule: JSON.stringify(settings.webhook_retry_schedule), require_par: settings.require_par ? 1 : 0 }
 }

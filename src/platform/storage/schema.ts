@@ -24,6 +24,9 @@ export interface DB {
   webhook_leases: WebhookLeasesTable
   webhook_sweeps: WebhookSweepsTable
   cache_changes: CacheChangesTable
+  authorization_flows: AuthorizationFlowsTable
+  browser_sessions: BrowserSessionsTable
+  consents: ConsentsTable
 }
 
 export type AccountStatus = 'active' | 'disabled'
@@ -55,6 +58,16 @@ export interface AccountSettingsTable {
   /** Seconds an endpoint may fail without a single success before it is disabled. */
   webhook_disable_after: number
   updated_at: number
+  /** The account's login and consent app (sign-in), where a logout is confirmed, and where errors are shown. */
+  login_url: string | null
+  consent_url: string | null
+  logout_url: string | null
+  error_url: string | null
+  /** Seconds a login or consent challenge stays answerable, and a browser session lasts by default. */
+  login_challenge_ttl: number
+  session_ttl: number
+  /** 0 or 1: authorization requests must come through PAR (RFC 9126 §5). */
+  require_par: number
 }
 
 export type SigningAlg = 'ES256' | 'RS256'
@@ -297,6 +310,74 @@ export interface CacheChangesTable {
   changed_at: number
 }
 
+export type FlowStage = 'pushed' | 'login' | 'login_answered' | 'consent' | 'consent_answered' | 'code' | 'redeemed' | 'done'
+
+/** One authorization request, from authorize (or PAR) to its code's redemption (see authorization/sign-in). */
+export interface AuthorizationFlowsTable {
+  id: string
+  account_id: string
+  client_id: string
+  stage: FlowStage
+  /** JSON: the validated authorization request. */
+  request: string
+  /** Digest of the browser cookie the flow is bound to; null while pushed. */
+  browser: string | null
+  /** Digest of the login or consent challenge the account's app answers now. */
+  challenge: string | null
+  /** Digest of what the browser or client presents next: the PAR request_uri, a verifier, or the code. */
+  handle: string | null
+  subject: string | null
+  session_id: string | null
+  /** JSON: the accepted login (auth_time, acr, amr, remember, context). */
+  login: string | null
+  /** JSON: the accepted consent (granted scope and audience, session claims, remember). */
+  consent: string | null
+  /** JSON: the error a login or consent reject asked for. */
+  rejection: string | null
+  /** The access token issued for the code, so a replayed code can revoke it. */
+  access_token_jti: string | null
+  access_token_expires_at: number | null
+  /** When the current stage lapses. */
+  expires_at: number
+  created_at: number
+  updated_at: number
+}
+
+/** A user's login remembered in a browser (the `herald_session` cookie holds its id and a secret). */
+export interface BrowserSessionsTable {
+  id: string
+  account_id: string
+  subject: string
+  secret_hash: string
+  auth_time: number
+  acr: string | null
+  /** JSON array of authentication method references. */
+  amr: string
+  /** 0 or 1: the login asked to be remembered, so later logins in the browser are skipped. */
+  remembered: number
+  expires_at: number
+  ended_at: number | null
+  created_at: number
+  updated_at: number
+}
+
+/** A consent remembered for a subject and client. */
+export interface ConsentsTable {
+  account_id: string
+  subject: string
+  client_id: string
+  /** Space-separated granted scopes. */
+  scope: string
+  /** JSON array of granted audiences. */
+  audience: string
+  /** JSON: the session claims given with the consent ({id_token, access_token}). */
+  session: string
+  /** Null: until revoked. */
+  expires_at: number | null
+  created_at: number
+  updated_at: number
+}
+
 /**
  * Every index but the primary keys, by table, with the columns it orders by (partial ones cover only some rows: see
  * the migrations). test/platform/migrations.test.ts checks a migrated database against these and the interfaces
@@ -342,4 +423,14 @@ export const INDEXES: { readonly [Table in keyof DB]: Readonly<Record<string, re
   webhook_leases: { webhook_leases_endpoint_idx: ['endpoint_id'] },
   webhook_sweeps: {},
   cache_changes: { cache_changes_changed_at_idx: ['changed_at'] },
+  authorization_flows: {
+    authorization_flows_challenge_idx: ['account_id', 'challenge'],
+    authorization_flows_handle_idx: ['account_id', 'handle'],
+    authorization_flows_expiry_idx: ['expires_at'],
+  },
+  browser_sessions: {
+    browser_sessions_subject_idx: ['account_id', 'subject', 'id'],
+    browser_sessions_expiry_idx: ['expires_at'],
+  },
+  consents: { consents_expiry_idx: ['expires_at'] },
 }

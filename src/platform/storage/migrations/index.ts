@@ -9,12 +9,15 @@ import type { Migration } from 'kysely'
 import type { DialectName } from '../dialects/index.js'
 import * as postgresBaseline from './baseline/postgres.js'
 import * as sqliteBaseline from './baseline/sqlite.js'
+import * as postgresSignIn from './sign-in/postgres.js'
+import * as sqliteSignIn from './sign-in/sqlite.js'
 
 /** The baseline: what databases of development builds, migrated before it existed, are recorded as (see pre-baseline.ts). */
 export const BASELINE = '0001-baseline'
 
 const MIGRATIONS: Record<string, Record<DialectName, Migration>> = {
   [BASELINE]: { postgres: postgresBaseline, sqlite: sqliteBaseline },
+  '0002-sign-in': { postgres: postgresSignIn, sqlite: sqliteSignIn },
 }
 
 /** Where Kysely's migrator records the migrations that have run. */

@@ -1,0 +1,206 @@
+import type { Kysely } from 'kysely'
+import type { Account } from '../../platform/accounts/accounts.js'
+import { constantTimeEqual, randomToken } from '../../platform/crypto/random.js'
+import { newId } from '../../platform/ids.js'
+import type { AccountSettings } from '../../platform/settings/settings.js'
+import type { DB } from '../../platform/storage/schema.js'
+import { transaction } from '../../platform/storage/transaction.js'
+import type { ClientStore, RegisteredClient } from '../clients/client-store.js'
+import { type AuthorizationRequest, AuthorizationError, type ResponseTarget, UntrustedRequestError } from './authorization-request.js'
+import { type BrowserSession, type BrowserSessions, newSessionId } from './browser-sessions.js'
+import { type Consents, covers } from './consents.js'
+import { BROWSER_COOKIE, type CookieToSet, SESSION_COOKIE } from './cookies.js'
+import { type AcceptedLogin, type Flow, type FlowChanges, type FlowStore, secretDigest } from './flow-store.js'
+import { type Navigation, toClient, withQuery } from './navigation.js'
+
+/** What every step of a browser's way through authorize knows of its request. */
+export interface BrowserContext {
+  account: Account
+  issuer: string
+  settings: AccountSettings
+  cookies: Readonly<Record<string, string | undefined>>
+  now: number
+}
+
+export function targetOf(request: AuthorizationRequest): ResponseTarget {
+  return { redirectUri: request.redirect_uri, responseMode: request.response_mode, state: request.state }
+}
+
+/**
+ * The browser's side of sign-in (Ory Hydra's model): authorize records the request and sends the browser to the
+ * account's login app with a challenge; the app answers the challenge through the management API and sends the
+ * browser back with a verifier; consent works the same way; then the client gets its code. Each verifier is
+ * single-use and valid only in the browser that started the flow (its `herald_browser` cookie).
+ */
+export class AuthorizeFlow {
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly flows: FlowStore,
+    private readonly sessions: BrowserSessions,
+    private readonly consents: Consents,
+    private readonly clients: ClientStore,
+  ) {}
+
+  /** A validated request: on to the login app, noting the browser's live session so the app may skip its form. */
+  async start(context: BrowserContext, client: RegisteredClient, request: AuthorizationRequest, pushed?: Flow): Promise<Navigation> {
+    const { account, settings, now } = context
+    const target = targetOf(request)
+    const session = await this.sessions.find(account.id, context.cookies[SESSION_COOKIE], now)
+    const maxAgeMet = (authTime: number) => request.max_age === null || Math.floor(now / 1000) - authTime <= request.max_age
+    const skip = session && !request.prompt.includes('login') && maxAgeMet(session.authTime) ? session : undefined
+    if (request.prompt.includes('none')) {
+      if (!skip) throw new AuthorizationError('login_required', 'The user is not signed in', target)
+      if (!(await this.#consentSkipped(account.id, client, skip.subject, request, now))) {
+        throw new AuthorizationError('consent_required', 'The user has not consented to this request', target)
+      }
+    }
+    if (settings.login_url === null) throw new AuthorizationError('server_error', 'The account has no login_url', target)
+
+    const browser = context.cookies[BROWSER_COOKIE] ?? randomToken()
+    const challenge = randomToken()
+    const columns = {
+      stage: 'login',
+      browser: secretDigest(browser),
+      challenge: secretDigest(challenge),
+      handle: null,
+      subject: skip?.subject ?? null,
+      session_id: skip?.id ?? null,
+      // A skipped login keeps the session's authentication (OpenID Connect Core §2: auth_time is when the user
+      // authenticated, not when the login app last confirmed it).
+      login: skip ? JSON.stringify(sessionLogin(skip)) : null,
+      expires_at: now + settings.login_challenge_ttl * 1000,
+    } as const
+    if (pushed) {
+      if (!(await this.flows.advance(this.db, pushed, columns, now))) throw new UntrustedRequestError('invalid_request_uri', 'request_uri was used already')
+    } else {
+      await this.flows.insert(this.db, account.id, {
+        id: newId('flow', now),
+        client_id: client.id,
+        request: JSON.stringify(request),
+        ...columns,
+        consent: null,
+        rejection: null,
+        access_token_jti: null,
+        access_token_expires_at: null,
+        created_at: now,
+        updated_at: now,
+      })
+    }
+    const cookies = context.cookies[BROWSER_COOKIE] === undefined ? [{ name: BROWSER_COOKIE, value: browser }] : []
+    return { kind: 'redirect', location: withQuery(settings.login_url, { login_challenge: challenge }), cookies }
+  }
+
+  /** Back from the login app: start (or keep) the browser session, then on to consent, or straight to the code. */
+  async afterLogin(context: BrowserContext, verifier: string): Promise<Navigation> {
+    const { account, settings, now } = context
+    const flow = await this.#answered(context, verifier, 'login_answered')
+    const target = targetOf(flow.request)
+    if (flow.rejection) return this.#reject(flow, target, context)
+    const client = await this.#clientOf(flow)
+    const login = flow.login
+    const subject = flow.subject
+    if (!login || subject === null) throw new UntrustedRequestError('invalid_request', 'The login was not accepted')
+
+    const cookies: CookieToSet[] = []
+    const newSession = flow.sessionId === null
+    const sessionId = flow.sessionId ?? newSessionId(now)
+    const lifetime = login.remember_for || settings.session_ttl
+    const next = await this.#afterLoginStage(client, flow, subject, now)
+    const code = next === 'code' ? randomToken() : undefined
+    const challenge = next === 'consent' ? randomToken() : undefined
+    const changes: FlowChanges = {
+      stage: next,
+      session_id: sessionId,
+      handle: code === undefined ? null : secretDigest(code),
+      challenge: challenge === undefined ? null : secretDigest(challenge),
+      ...(next === 'code' && { consent: JSON.stringify(firstPartyConsent(flow.request)) }),
+      expires_at: now + (next === 'code' ? settings.authorization_code_ttl : settings.login_challenge_ttl) * 1000,
+    }
+    await transaction(this.db, async (tx) => {
+      if (!(await this.flows.advance(tx.db, flow, changes, now))) throw usedVerifier()
+      if (!newSession) return
+      const cookie = await this.sessions.create(tx.db, account.id, sessionId, { subject, authTime: login.auth_time, acr: login.acr, amr: login.amr, remembered: login.remember, expiresAt: now + lifetime * 1000 }, now)
+      if (login.remember) cookies.push({ name: SESSION_COOKIE, value: cookie, maxAge: lifetime })
+    })
+    if (code !== undefined) return toClient(target, context.issuer, { code }, cookies)
+    if (challenge === undefined) throw new AuthorizationError('consent_required', 'The user has not consented to this request', target)
+    return { kind: 'redirect', location: withQuery(settings.consent_url ?? '', { consent_challenge: challenge }), cookies }
+  }
+
+  /** Back from the consent app: remember the consent if asked, and give the client its code. */
+  async afterConsent(context: BrowserContext, verifier: string): Promise<Navigation> {
+    const { account, settings, now } = context
+    const flow = await this.#answered(context, verifier, 'consent_answered')
+    const target = targetOf(flow.request)
+    if (flow.rejection) return this.#reject(flow, target, context)
+    const consent = flow.consent
+    if (!consent || flow.subject === null) throw new UntrustedRequestError('invalid_request', 'The consent was not accepted')
+    const code = randomToken()
+    await transaction(this.db, async (tx) => {
+      const changes = { stage: 'code', handle: secretDigest(code), challenge: null, expires_at: now + settings.authorization_code_ttl * 1000 } as const
+      if (!(await this.flows.advance(tx.db, flow, changes, now))) throw usedVerifier()
+      if (!consent.remember) return
+      const remembered = { scope: consent.grant_scope, audience: consent.grant_audience, session: consent.session }
+      const expiresAt = consent.remember_for ? now + consent.remember_for * 1000 : null
+      await this.consents.remember(tx.db, account.id, flow.subject!, flow.clientId, remembered, expiresAt, now)
+    })
+    return toClient(target, context.issuer, { code })
+  }
+
+  /**
+   * What follows an accepted login: the code at once for a first-party client (`skip_consent`), else the consent
+   * app, or `consent_required` when the request allowed no interaction and no remembered consent covers it. The
+   * account must have a consent app to send the browser to.
+   */
+  async #afterLoginStage(client: RegisteredClient, flow: Flow, subject: string, now: number): Promise<'code' | 'consent' | 'done'> {
+    if (client.metadata.skip_consent) return 'code'
+    if (flow.request.prompt.includes('none') && !(await this.#consentSkipped(flow.accountId, client, subject, flow.request, now))) return 'done'
+    return 'consent'
+  }
+
+  async #consentSkipped(accountId: string, client: RegisteredClient, subject: string, request: AuthorizationRequest, now: number): Promise<boolean> {
+    if (client.metadata.skip_consent) return true
+    const remembered = await this.consents.find(accountId, subject, client.id, now)
+    return remembered !== undefined && covers(remembered, request.scope, request.resource)
+  }
+
+  /** The flow a verifier names, if it is at `stage`, unexpired, and in the browser that started it. */
+  async #answered(context: BrowserContext, verifier: string, stage: 'login_answered' | 'consent_answered'): Promise<Flow> {
+    const flow = await this.flows.byHandle(context.account.id, verifier)
+    if (!flow || flow.stage !== stage || flow.expiresAt <= context.now) throw new UntrustedRequestError('invalid_request', 'The verifier is unknown, used or expired')
+    const browser = context.cookies[BROWSER_COOKIE]
+    if (browser === undefined || flow.browser === null || !constantTimeEqual(secretDigest(browser), flow.browser)) {
+      throw new UntrustedRequestError('invalid_request', 'This sign-in was started in another browser')
+    }
+    if (stage === 'consent_answered' || flow.rejection) return flow
+    if (context.settings.consent_url === null && !(await this.#clientOf(flow)).metadata.skip_consent) {
+      throw new AuthorizationError('server_error', 'The account has no consent_url', targetOf(flow.request))
+    }
+    return flow
+  }
+
+  async #reject(flow: Flow, target: ResponseTarget, context: BrowserContext): Promise<Navigation> {
+    if (!(await this.flows.advance(this.db, flow, { stage: 'done', handle: null, challenge: null }, context.now))) throw usedVerifier()
+    const rejection = flow.rejection!
+    return toClient(target, context.issuer, { error: rejection.error, error_description: rejection.error_description })
+  }
+
+  async #clientOf(flow: Flow): Promise<RegisteredClient> {
+    const client = await this.clients.find(flow.accountId, flow.clientId)
+    if (!client) throw new UntrustedRequestError('invalid_request', 'The client of this sign-in no longer exists')
+    return client
+  }
+}
+
+function sessionLogin(session: BrowserSession): AcceptedLogin {
+  return { auth_time: session.authTime, acr: session.acr, amr: session.amr, remember: true, remember_for: null, context: null }
+}
+
+function usedVerifier(): UntrustedRequestError {
+  return new UntrustedRequestError('invalid_request', 'The verifier is unknown, used or expired')
+}
+
+/** A first-party client's grant: everything it asked for, with no claims beyond the login's. */
+function firstPartyConsent(request: AuthorizationRequest) {
+  return { grant_scope: request.scope, grant_audience: request.resource, remember: false, remember_for: null, session: { id_token: {}, access_token: {} } }
+}

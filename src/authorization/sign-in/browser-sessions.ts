@@ -1,0 +1,70 @@
+import type { Kysely } from 'kysely'
+import { constantTimeEqual, randomToken } from '../../platform/crypto/random.js'
+import { newId } from '../../platform/ids.js'
+import { forAccount } from '../../platform/storage/account-queries.js'
+import type { DB } from '../../platform/storage/schema.js'
+import { secretDigest } from './flow-store.js'
+
+/** A user's authentication in one browser: what the ID token's `sid`, `auth_time`, `acr` and `amr` come from. */
+export interface BrowserSession {
+  id: string
+  subject: string
+  /** Seconds since the epoch. */
+  authTime: number
+  acr: string | null
+  amr: string[]
+  remembered: boolean
+  expiresAt: number
+}
+
+export type NewSession = Omit<BrowserSession, 'id'>
+
+/**
+ * Browser sessions. The `herald_session` cookie holds the session's id and a secret, of which only a digest is
+ * stored; a session serves later logins only while it is remembered, unexpired and not ended.
+ */
+export class BrowserSessions {
+  constructor(private readonly db: Kysely<DB>) {}
+
+  /** The live session a cookie names, if any. */
+  async find(accountId: string, cookie: string | undefined, now: number): Promise<BrowserSession | undefined> {
+    const separator = cookie?.indexOf('.') ?? -1
+    if (cookie === undefined || separator <= 0) return undefined
+    const id = cookie.slice(0, separator)
+    const row = await forAccount(this.db, accountId)
+      .selectFrom('browser_sessions')
+      .selectAll()
+      .where('id', '=', id)
+      .where('ended_at', 'is', null)
+      .where('expires_at', '>', now)
+      .executeTakeFirst()
+    if (!row || row.remembered !== 1 || !constantTimeEqual(row.secret_hash, secretDigest(cookie.slice(separator + 1)))) return undefined
+    return { id: row.id, subject: row.subject, authTime: row.auth_time, acr: row.acr, amr: JSON.parse(row.amr) as string[], remembered: true, expiresAt: row.expires_at }
+  }
+
+  /** Starts session `id` (see newSessionId); answers the cookie value that names it. */
+  async create(db: Kysely<DB>, accountId: string, id: string, session: NewSession, now: number): Promise<string> {
+    const secret = randomToken()
+    await forAccount(db, accountId)
+      .insertInto('browser_sessions', {
+        id,
+        subject: session.subject,
+        secret_hash: secretDigest(secret),
+        auth_time: session.authTime,
+        acr: session.acr,
+        amr: JSON.stringify(session.amr),
+        remembered: session.remembered ? 1 : 0,
+        expires_at: session.expiresAt,
+        ended_at: null,
+        created_at: now,
+        updated_at: now,
+      })
+      .execute()
+    return `${id}.${secret}`
+  }
+}
+
+/** A new session's id, chosen before the session is written so a flow can name it in the same transaction. */
+export function newSessionId(now: number): string {
+  return newId('ses', now)
+}

@@ -1,0 +1,205 @@
+import type { Kysely } from 'kysely'
+import type { Clock } from '../../platform/clock.js'
+import { randomToken } from '../../platform/crypto/random.js'
+import type { Outbox } from '../../platform/events/outbox.js'
+import { ProblemError, notFound } from '../../platform/http/problems.js'
+import type { DB } from '../../platform/storage/schema.js'
+import { transaction } from '../../platform/storage/transaction.js'
+import type { ClientStore, RegisteredClient } from '../clients/client-store.js'
+import { type Consents, covers } from './consents.js'
+import { type AcceptedConsent, type AcceptedLogin, type Flow, type FlowStore, type Rejection, secretDigest } from './flow-store.js'
+import { withQuery } from './navigation.js'
+
+/** What the login app reads about a login or consent request (Ory Hydra's shape). */
+export interface ChallengeView {
+  challenge: string
+  client: PublicClient
+  requested_scope: string[]
+  requested_audience: string[]
+  skip: boolean
+  subject: string | null
+  oidc_context: { login_hint: string | null; acr_values: string[]; ui_locales: string[]; max_age: number | null }
+  request_url: string
+  session_id: string | null
+  /** Consent requests only: what the login app passed on when it accepted the login. */
+  context?: Record<string, unknown> | null
+}
+
+/** A client's public metadata, as a login or consent page may show it. */
+export interface PublicClient {
+  client_id: string
+  client_name: string
+  client_uri: string | null
+  logo_uri: string | null
+  policy_uri: string | null
+  tos_uri: string | null
+}
+
+export interface LoginAcceptance {
+  subject: string
+  remember?: boolean
+  remember_for?: number
+  acr?: string
+  amr?: string[]
+  context?: Record<string, unknown>
+}
+
+export interface ConsentAcceptance {
+  grant_scope: string[]
+  grant_audience?: string[]
+  remember?: boolean
+  remember_for?: number
+  session?: { id_token?: Record<string, unknown>; access_token?: Record<string, unknown> }
+}
+
+type ChallengeKind = 'login' | 'consent'
+
+/**
+ * Claims Herald sets itself in ID and access tokens (OpenID Connect Core §2, RFC 9068 §2.2, RFC 7519 §4.1), which a
+ * consent's session claims may not override.
+ */
+export const RESERVED_CLAIMS: ReadonlySet<string> = new Set(['iss', 'sub', 'aud', 'exp', 'iat', 'nbf', 'jti', 'auth_time', 'nonce', 'acr', 'amr', 'azp', 'at_hash', 'c_hash', 'sid', 'client_id', 'scope', 'cv', 'gid', 'cnf', 'typ'])
+
+/**
+ * The login app's side of sign-in: it reads a login or consent request by its challenge and accepts or rejects it,
+ * receiving the URL to send the browser back to. A challenge is answered once; what the answer decided travels
+ * with a single-use verifier that only the browser that started the flow can present (see AuthorizeFlow).
+ */
+export class Challenges {
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly flows: FlowStore,
+    private readonly clients: ClientStore,
+    private readonly consents: Consents,
+    private readonly outbox: Outbox,
+    private readonly clock: Clock,
+  ) {}
+
+  async view(accountId: string, issuer: string, kind: ChallengeKind, challenge: string): Promise<ChallengeView> {
+    const { flow, client } = await this.#pending(accountId, kind, challenge)
+    const { request } = flow
+    const skip = kind === 'login' ? flow.subject !== null : !request.prompt.includes('consent') && (await this.#remembered(flow))
+    return {
+      challenge,
+      client: publicClient(client),
+      requested_scope: request.scope,
+      requested_audience: request.resource,
+      skip,
+      subject: flow.subject,
+      oidc_context: { login_hint: request.login_hint, acr_values: request.acr_values, ui_locales: request.ui_locales, max_age: request.max_age },
+      request_url: withQuery(`${issuer}/oauth/authorize`, authorizeParameters(request)),
+      session_id: flow.sessionId,
+      ...(kind === 'consent' && { context: flow.login?.context ?? null }),
+    }
+  }
+
+  async acceptLogin(accountId: string, issuer: string, challenge: string, body: LoginAcceptance): Promise<string> {
+    const { flow } = await this.#pending(accountId, 'login', challenge)
+    if (flow.subject !== null && body.subject !== flow.subject) {
+      throw new ProblemError('validation_failed', 'The browser is signed in as another subject: accept with that subject, or reject', [{ pointer: '/body/subject', message: 'must be the subject of the skipped login' }])
+    }
+    const now = this.clock.now()
+    // A skipped login (the browser's session) keeps when and how the user authenticated.
+    const session = flow.subject !== null ? flow.login : null
+    const login: AcceptedLogin = {
+      auth_time: session?.auth_time ?? Math.floor(now / 1000),
+      acr: body.acr ?? session?.acr ?? null,
+      amr: body.amr ?? session?.amr ?? [],
+      remember: body.remember ?? false,
+      remember_for: body.remember_for ?? null,
+      context: body.context ?? null,
+    }
+    const event = { client_id: flow.clientId, subject: body.subject, remember: login.remember }
+    return this.#answer(flow, issuer, 'login', { subject: body.subject, login: JSON.stringify(login) }, { type: 'oauth.login.accepted', data: event })
+  }
+
+  async acceptConsent(accountId: string, issuer: string, challenge: string, body: ConsentAcceptance): Promise<string> {
+    const { flow } = await this.#pending(accountId, 'consent', challenge)
+    const extraScope = body.grant_scope.filter((scope) => !flow.request.scope.includes(scope))
+    const audience = body.grant_audience ?? flow.request.resource
+    const extraAudience = audience.filter((value) => !flow.request.resource.includes(value))
+    const problems = [
+      ...(extraScope.length > 0 ? [{ pointer: '/body/grant_scope', message: `were not requested: ${extraScope.join(' ')}` }] : []),
+      ...(extraAudience.length > 0 ? [{ pointer: '/body/grant_audience', message: `were not requested: ${extraAudience.join(' ')}` }] : []),
+      ...reservedClaimProblems(body.session?.id_token, 'id_token'),
+      ...reservedClaimProblems(body.session?.access_token, 'access_token'),
+    ]
+    if (problems.length > 0) throw new ProblemError('validation_failed', 'The consent grants what was not requested, or sets claims Herald sets', problems)
+    const consent: AcceptedConsent = {
+      grant_scope: [...new Set(body.grant_scope)],
+      grant_audience: [...new Set(audience)],
+      remember: body.remember ?? false,
+      remember_for: body.remember_for ?? null,
+      session: { id_token: body.session?.id_token ?? {}, access_token: body.session?.access_token ?? {} },
+    }
+    const event = { client_id: flow.clientId, subject: flow.subject, scope: consent.grant_scope, remember: consent.remember }
+    return this.#answer(flow, issuer, 'consent', { consent: JSON.stringify(consent) }, { type: 'oauth.consent.granted', data: event })
+  }
+
+  async reject(accountId: string, issuer: string, kind: ChallengeKind, challenge: string, rejection: Rejection): Promise<string> {
+    const { flow } = await this.#pending(accountId, kind, challenge)
+    const event = { client_id: flow.clientId, subject: flow.subject, error: rejection.error }
+    return this.#answer(flow, issuer, kind, { rejection: JSON.stringify(rejection) }, { type: kind === 'login' ? 'oauth.login.rejected' : 'oauth.consent.rejected', data: event })
+  }
+
+  /** Whether a consent the user asked to be remembered covers everything the flow requests. */
+  async #remembered(flow: Flow): Promise<boolean> {
+    const consent = await this.consents.find(flow.accountId, flow.subject ?? '', flow.clientId, this.clock.now())
+    return consent !== undefined && covers(consent, flow.request.scope, flow.request.resource)
+  }
+
+  /** Records the answer, with its event, and makes the verifier the browser brings back. */
+  async #answer(flow: Flow, issuer: string, kind: ChallengeKind, answer: { subject?: string; login?: string; consent?: string; rejection?: string }, event: { type: string; data: object }): Promise<string> {
+    const now = this.clock.now()
+    const verifier = randomToken()
+    await transaction(this.db, async (tx) => {
+      const stage = kind === 'login' ? 'login_answered' : 'consent_answered'
+      if (!(await this.flows.advance(tx.db, flow, { ...answer, stage, handle: secretDigest(verifier) }, now))) throw alreadyAnswered(kind)
+      await this.outbox.record(tx, flow.accountId, event.type, event.data, now)
+    })
+    return withQuery(`${issuer}/oauth/authorize`, { [`${kind}_verifier`]: verifier })
+  }
+
+  /** The flow waiting for an answer to this challenge: 404 when there is none (or it lapsed), 409 once answered. */
+  async #pending(accountId: string, kind: ChallengeKind, challenge: string): Promise<{ flow: Flow; client: RegisteredClient }> {
+    const flow = await this.flows.byChallenge(accountId, challenge)
+    const what = kind === 'login' ? 'The login request' : 'The consent request'
+    const waiting = kind === 'login' ? 'login' : 'consent'
+    const answered = kind === 'login' ? 'login_answered' : 'consent_answered'
+    if (!flow || (flow.stage !== waiting && flow.stage !== answered) || flow.expiresAt <= this.clock.now()) throw notFound(what)
+    if (flow.stage === answered) throw alreadyAnswered(kind)
+    const client = await this.clients.find(accountId, flow.clientId)
+    if (!client) throw notFound(what)
+    return { flow, client }
+  }
+}
+
+function alreadyAnswered(kind: ChallengeKind): ProblemError {
+  return new ProblemError('conflict', `The ${kind} request was answered already`)
+}
+
+function reservedClaimProblems(claims: Record<string, unknown> | undefined, token: string) {
+  return Object.keys(claims ?? {})
+    .filter((name) => RESERVED_CLAIMS.has(name))
+    .map((name) => ({ pointer: `/body/session/${token}/${name}`, message: 'is set by Herald and cannot be given' }))
+}
+
+function publicClient(client: RegisteredClient): PublicClient {
+  const { client_name, client_uri, logo_uri, policy_uri, tos_uri } = client.metadata
+  return { client_id: client.id, client_name, client_uri, logo_uri, policy_uri, tos_uri }
+}
+
+/** The request's parameters as a URL would carry them, for the login app's information (`request_url`). */
+function authorizeParameters(request: Flow['request']): Record<string, string> {
+  const params: Record<string, string> = { response_type: 'code', client_id: request.client_id, redirect_uri: request.redirect_uri }
+  if (request.scope.length > 0) params.scope = request.scope.join(' ')
+  if (request.state !== null) params.state = request.state
+  if (request.nonce !== null) params.nonce = request.nonce
+  if (request.prompt.length > 0) params.prompt = request.prompt.join(' ')
+  if (request.max_age !== null) params.max_age = String(request.max_age)
+  if (request.login_hint !== null) params.login_hint = request.login_hint
+  if (request.acr_values.length > 0) params.acr_values = request.acr_values.join(' ')
+  if (request.ui_locales.length > 0) params.ui_locales = request.ui_locales.join(' ')
+  if (request.resource.length > 0) params.resource = request.resource.join(' ')
+  return params
+}

@@ -1,0 +1,28 @@
+import { type Kysely, sql } from 'kysely'
+import type { SqlDialect } from '../../platform/storage/dialects/sql-dialect.js'
+import type { DB } from '../../platform/storage/schema.js'
+
+/**
+ * Housekeeping across every account, not a tenant's query: deletes sign-in rows that can serve no one any more, at
+ * most `limit` at a time. A flow lapses with its current stage (a redeemed one with the access token it issued, which
+ * userinfo and a replayed code still need until then); a session when it expires; a consent when its `remember_for`
+ * ends.
+ */
+export class SignInJanitor {
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly dialect: SqlDialect,
+  ) {}
+
+  async pruneFlows(now: number, limit: number): Promise<number> {
+    return this.dialect.deleteBatch(this.db, 'authorization_flows', { condition: sql`expires_at <= ${now}`, orderBy: 'expires_at', limit })
+  }
+
+  async pruneSessions(now: number, limit: number): Promise<number> {
+    return this.dialect.deleteBatch(this.db, 'browser_sessions', { condition: sql`expires_at <= ${now}`, orderBy: 'expires_at', limit })
+  }
+
+  async pruneConsents(now: number, limit: number): Promise<number> {
+    return this.dialect.deleteBatch(this.db, 'consents', { condition: sql`expires_at <= ${now}`, orderBy: 'expires_at', limit })
+  }
+}

@@ -1,0 +1,108 @@
+import { expect } from 'vitest'
+import type { CreatedAccount } from './herald.js'
+import { call, managementToken } from './http.js'
+
+/** The account's login and consent app, as Herald sees it: pages it never fetches, only sends browsers to. */
+export const LOGIN_URL = 'https://login.example/login'
+export const CONSENT_URL = 'https://login.example/consent'
+export const REDIRECT_URI = 'http://127.0.0.1:9/callback'
+
+export interface SignInClient {
+  clientId: string
+  clientSecret: string
+}
+
+/** Points the account at the (pretend) login app and registers a relying party; answers the RP's credentials. */
+export async function prepareSignIn(account: CreatedAccount, client: Record<string, unknown> = {}): Promise<SignInClient> {
+  const token = await managementToken(account)
+  const settings = await call(`${account.base}/settings`, 'PATCH', { token, json: { login_url: LOGIN_URL, consent_url: CONSENT_URL } })
+  expect(settings.status, settings.text).toBe(200)
+  const created = await call<{ client_id: string; client_secret: string }>(`${account.base}/oauth/clients`, 'POST', {
+    token,
+    json: { client_name: 'Relying party', redirect_uris: [REDIRECT_URI], grant_types: ['authorization_code'], response_types: ['code'], scope: 'openid profile email', ...client },
+  })
+  expect(created.status, created.text).toBe(201)
+  return { clientId: created.body.client_id, clientSecret: created.body.client_secret }
+}
+
+/**
+ * A browser, as far as sign-in needs one: it keeps the cookies Herald sets and follows no redirect by itself, so a
+ * test sees (and checks) every hop.
+ */
+export class Browser {
+  readonly cookies = new Map<string, string>()
+
+  /** Opens `url`; answers the status and the Location it was sent to, if any. */
+  async open(url: string, init: { method?: string; form?: Record<string, string> } = {}): Promise<{ status: number; location: string | null; text: string; headers: Headers }> {
+    const headers: Record<string, string> = {}
+    if (this.cookies.size > 0) headers.cookie = [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ')
+    let body: string | undefined
+    if (init.form) {
+      headers['content-type'] = 'application/x-www-form-urlencoded'
+      body = new URLSearchParams(init.form).toString()
+    }
+    const response = await fetch(url, { method: init.method ?? 'GET', headers, body, redirect: 'manual' })
+    for (const line of response.headers.getSetCookie()) {
+      const [pair] = line.split(';')
+      const separator = pair!.indexOf('=')
+      this.cookies.set(pair!.slice(0, separator), pair!.slice(separator + 1))
+    }
+    return { status: response.status, location: response.headers.get('location'), text: await response.text(), headers: response.headers }
+  }
+}
+
+/** The account's login app, answering challenges through the management API with a `herald:login` token. */
+export class LoginApp {
+  private constructor(
+    private readonly account: CreatedAccount,
+    private readonly token: string,
+  ) {}
+
+  static async of(account: CreatedAccount): Promise<LoginApp> {
+    return new LoginApp(account, await managementToken(account, 'herald:login'))
+  }
+
+  async loginRequest(challenge: string) {
+    return call<Record<string, unknown> & { skip: boolean; subject: string | null }>(`${this.account.base}/oauth/login-requests/${encodeURIComponent(challenge)}`, 'GET', { token: this.token })
+  }
+
+  async consentRequest(challenge: string) {
+    return call<Record<string, unknown> & { skip: boolean; requested_scope: string[] }>(`${this.account.base}/oauth/consent-requests/${encodeURIComponent(challenge)}`, 'GET', { token: this.token })
+  }
+
+  async answer(kind: 'login' | 'consent', challenge: string, verb: 'accept' | 'reject', json: unknown) {
+    return call<{ redirect_to: string }>(`${this.account.base}/oauth/${kind}-requests/${encodeURIComponent(challenge)}/${verb}`, 'POST', { token: this.token, json })
+  }
+
+  /** Accepts and answers where the browser goes next. */
+  async accept(kind: 'login' | 'consent', challenge: string, json: unknown): Promise<string> {
+    const answer = await this.answer(kind, challenge, 'accept', json)
+    expect(answer.status, answer.text).toBe(200)
+    return answer.body.redirect_to
+  }
+}
+
+/** The challenge in a Location that points at the login or consent app. */
+export function challengeIn(location: string | null, kind: 'login' | 'consent'): string {
+  expect(location, `a redirect to the ${kind} app`).toMatch(kind === 'login' ? LOGIN_URL : CONSENT_URL)
+  const challenge = new URL(location!).searchParams.get(`${kind}_challenge`)
+  expect(challenge).toBeTruthy()
+  return challenge!
+}
+
+/**
+ * Drives a browser from an authorization URL to the client's callback: login accepted as `subject`, consent
+ * accepted with every requested scope (and `consent`'s extras). Answers the callback URL.
+ */
+export async function signIn(browser: Browser, app: LoginApp, authorizationUrl: string, subject: string, consent: Record<string, unknown> = {}): Promise<URL> {
+  const started = await browser.open(authorizationUrl)
+  expect(started.status, started.text).toBe(302)
+  const login = challengeIn(started.location, 'login')
+  const afterLogin = await browser.open(await app.accept('login', login, { subject, remember: true }))
+  expect(afterLogin.status, afterLogin.text).toBe(302)
+  const consentChallenge = challengeIn(afterLogin.location, 'consent')
+  const request = await app.consentRequest(consentChallenge)
+  const callback = await browser.open(await app.accept('consent', consentChallenge, { grant_scope: request.body.requested_scope, ...consent }))
+  expect(callback.status, callback.text).toBe(302)
+  return new URL(callback.location!)
+}
