@@ -121,15 +121,17 @@ function parseArgs(args) {
 async function compare(work, options) {
   const http = new Agent({ connections: options.concurrency + 2, keepAliveTimeout: 30_000 })
   const servers = []
+  const databases = []
   try {
     const peer = await startPeerProcess(work, { env: { REDIRECT_URI } })
-    servers.push({ stop: () => peer.stop() })
+    servers.push(peer)
     const targets = [peerTarget(http, peer)]
     for (const dialect of options.dialects) {
       const database = await createDatabase(dialect, work)
       if (!database) continue
+      databases.push(database)
       const herald = await startHerald(database)
-      servers.push({ stop: () => herald.proc.stop(), drop: () => database.drop() })
+      servers.push(herald.proc)
       // Herald's targets first, in the order of the dialects, the peer last.
       targets.splice(targets.length - 1, 0, await heraldTarget(http, herald.origin, herald.operatorToken, `herald ${dialect}`, { pid: herald.proc.pid, database }))
     }
@@ -157,7 +159,7 @@ async function compare(work, options) {
     return rounds
   } finally {
     for (const server of servers) await server.stop()
-    for (const server of servers) await server.drop?.()
+    for (const database of databases) await database.drop()
     await http.close()
   }
 }
@@ -453,6 +455,10 @@ function printSummary(rounds, counts, options) {
     const perCpu = herald.cpuMs && peer.cpuMs ? `, ${(peer.cpuMs / herald.cpuMs).toFixed(2)}× flows per server CPU-second` : ''
     console.log(`  ratio herald ${dialect} / oidc-provider: ${ratio.toFixed(2)}× flows/s${perCpu} (goal ≥ ${GOALS[dialect]}×: ${ratio >= GOALS[dialect] ? 'met' : 'not met'})`)
   }
+  console.log(
+    '  (oidc-provider in memory, its default adapter; its login and consent app runs in its process — interactionDetails, then interactionFinished ' +
+      "with the login and with a saved Grant — so a flow is 6 requests there, 8 through Herald's headless API)",
+  )
   if (contended > 0.1) {
     console.log(`  WARNING: other processes used up to ${pct(contended)} of a benchmark core during a round; re-run on a quiet machine for the headline figure.`)
   }
