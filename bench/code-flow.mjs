@@ -18,7 +18,7 @@
 //
 // Both answer an ES256 JWT access token and an RS256 ID token. A fixed number of flows is kept in flight for a fixed
 // time, in rounds alternating between the servers. Then Herald in-process on each database, with every SQL statement
-// it runs counted, for the statements (and transactions) one flow costs.
+// it runs counted, for the statements (and transactions) one flow costs, and which request of a flow runs which.
 //
 //   npm run bench -- code-flow                       both databases and the peer, about 3 minutes
 //   npm run bench -- code-flow --seconds 5           shorter rounds (a smoke run)
@@ -398,13 +398,22 @@ async function checkSample(target) {
 
 /**
  * Herald in-process on a fresh database, every statement it runs counted while flows run for a few seconds (after
- * a checked sample, so caches are warm); only whole flows run inside the count.
+ * a checked sample, so caches are warm); only whole flows run inside the count. Then one flow alone, its statements
+ * told apart by the request that ran them.
  */
 async function countStatements(work, dialect, options) {
   const database = await createDatabase(dialect, work)
   if (!database) return undefined
   const counter = await statementCounter()
-  const http = new Agent({ connections: options.concurrency + 2 })
+  const agent = new Agent({ connections: options.concurrency + 2 })
+  // Every request of the flows goes through here, so that the traced flow can see where each request starts.
+  const hook = { observe: undefined }
+  const http = {
+    request(request) {
+      hook.observe?.(request)
+      return agent.request(request)
+    },
+  }
   let herald
   try {
     const env = heraldEnv(await freePort(), database.url)
@@ -415,14 +424,53 @@ async function countStatements(work, dialect, options) {
     const result = await runFlows(target, { concurrency: options.concurrency, seconds: Math.min(COUNT_SECONDS, options.seconds) })
     counter.stop()
     const flows = result.flows
-    const rows = [...counter.statements].map(([source, times]) => ({ source: source.replace(/\s+/g, ' ').trim(), times, perFlow: times / flows })).sort((a, b) => b.times - a.times)
-    return { flows, total: counter.total(), rows, transactions: rows.filter((row) => /^begin\b/i.test(row.source)).reduce((sum, row) => sum + row.times, 0) }
+    const rows = [...counter.statements].map(([source, times]) => ({ source: oneLine(source), times, perFlow: times / flows })).sort((a, b) => b.times - a.times)
+    const transactions = rows.filter((row) => /^begin\b/i.test(row.source)).reduce((sum, row) => sum + row.times, 0)
+    return { flows, total: counter.total(), rows, transactions, steps: await traceFlow(target, counter, hook) }
   } finally {
     counter.restore()
     await herald?.close()
-    await http.close()
+    await agent.close()
     await database.drop()
   }
+}
+
+/**
+ * One flow alone: the statements run between a request's start and the next one's are that request's (each answer
+ * is read before the next request starts; a background read may rarely fall in).
+ */
+async function traceFlow(target, counter, hook) {
+  const steps = []
+  const close = () => {
+    const step = steps.at(-1)
+    if (step) step.statements = [...counter.statements].flatMap(([source, times]) => Array(times).fill(oneLine(source)))
+    counter.statements.clear()
+  }
+  hook.observe = (request) => {
+    close()
+    steps.push({ label: stepLabel(request) })
+  }
+  counter.statements.clear()
+  counter.start()
+  try {
+    await target.flow()
+  } finally {
+    counter.stop()
+    close()
+    hook.observe = undefined
+  }
+  return steps
+}
+
+/** `GET /oauth/login-requests/{challenge}`: the account's prefix and the secrets left out, the first parameter named. */
+function stepLabel({ method, path: target }) {
+  const [pathname, query] = target.split('?')
+  const first = query?.split('=')[0]
+  return `${method} ${pathname.replace(/^\/accounts\/[^/]+/, '').replace(/-requests\/[^/]+/, '-requests/{challenge}')}${first ? `?${first}=…` : ''}`
+}
+
+function oneLine(sql) {
+  return sql.replace(/\s+/g, ' ').trim()
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -469,6 +517,11 @@ function printSummary(rounds, counts, options) {
     // Batched work (one statement for the flows of several requests) runs less than once per flow, as do the change
     // log's reads and cache refreshes, which don't follow the flows at all.
     for (const row of count.rows) console.log(`    ${row.perFlow.toFixed(3).padStart(7)} per flow (${String(row.times).padStart(6)}×)  ${row.source.slice(0, 130)}`)
+    console.log(`  one flow alone, by request (${count.steps.reduce((sum, step) => sum + step.statements.length, 0)} statements):`)
+    for (const step of count.steps) {
+      console.log(`    ${step.label}: ${step.statements.length}`)
+      for (const source of step.statements) console.log(`        ${source.slice(0, 120)}`)
+    }
   }
 }
 
