@@ -31,7 +31,7 @@
 //   npm run bench -- deliveries --dialect sqlite  one dialect only (sqlite or postgres)
 //   npm run bench -- deliveries --profile         the same run with Herald under --cpu-prof: top self-time
 //                                                 functions of the drain and the publish phases
-import { randomBytes, randomUUID } from 'node:crypto'
+import { randomUUID } from 'node:crypto'
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { cpus, tmpdir } from 'node:os'
 import path from 'node:path'
@@ -44,10 +44,12 @@ import {
   LOAD_CORE,
   ROOT,
   SERVER_CORE,
+  basic,
   cpuSecondsOfCommand,
   cpuWindow,
   formatMs,
   freePort,
+  heraldEnv,
   load,
   pinSelf,
   pinningAvailable,
@@ -515,36 +517,28 @@ async function httpFloor(receiverOrigin, seconds) {
 
 export async function startHerald(database, profileDir) {
   const port = await freePort()
-  const operatorToken = randomBytes(32).toString('base64url')
-  const env = {
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    PUBLIC_URL: `http://127.0.0.1:${port}`,
-    DATABASE_URL: database.url,
-    HERALD_SECRET_KEY: randomBytes(32).toString('base64'),
-    HERALD_OPERATOR_TOKEN: operatorToken,
+  const env = heraldEnv(port, database.url, {
     HERALD_WEBHOOK_ALLOW_HTTP: 'true',
     HERALD_WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8',
     LOG_LEVEL: 'warn',
-    NODE_ENV: '',
-  }
+  })
   const nodeFlags = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []
   const proc = startNode('herald', [path.join(ROOT, 'dist', 'main.js'), 'serve'], { env, nodeFlags, core: SERVER_CORE })
   const origin = `http://127.0.0.1:${port}`
   await waitForHttp(`${origin}/healthz`, START_TIMEOUT_MS, proc)
-  return { origin, operatorToken, proc }
+  return { origin, operatorToken: env.HERALD_OPERATOR_TOKEN, proc }
 }
 
-/** An account, a management token from its admin client, and helpers for its webhook API. */
-export async function provision(origin, operatorToken) {
+/** An account, a management token for `scope` from its admin client, and helpers for its webhook API. */
+export async function provision(origin, operatorToken, scope = 'herald:events:publish herald:webhooks:read herald:webhooks:write') {
   const created = await request('POST', `${origin}/accounts`, { authorization: `Bearer ${operatorToken}` }, { name: 'bench' }, 201)
   const { issuer, id: accountId } = created.account
   const admin = created.admin_client
   const token = await request(
     'POST',
     `${issuer}/oauth/tokens`,
-    { authorization: `Basic ${Buffer.from(`${encodeURIComponent(admin.client_id)}:${encodeURIComponent(admin.client_secret)}`).toString('base64')}` },
-    new URLSearchParams({ grant_type: 'client_credentials', scope: 'herald:events:publish herald:webhooks:read herald:webhooks:write' }),
+    { authorization: basic(admin.client_id, admin.client_secret) },
+    new URLSearchParams({ grant_type: 'client_credentials', scope }),
     200,
   )
   const bearer = { authorization: `Bearer ${token.access_token}` }

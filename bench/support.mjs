@@ -1,11 +1,12 @@
 // Helpers shared by the benchmarks: child processes pinned to a core, an HTTP readiness wait, autocannon runs
 // that fail loudly, CPU accounting from /proc and a CPU-profile summary. Everything is bounded in time.
 import { spawn, spawnSync } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
 import { existsSync, readFileSync, readdirSync } from 'node:fs'
 import { createServer } from 'node:net'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { fileURLToPath } from 'node:url'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import autocannon from 'autocannon'
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
@@ -24,6 +25,104 @@ export function pinningAvailable() {
 export function pinSelf(core) {
   if (!hasTaskset) return false
   return spawnSync('taskset', ['-a', '-c', '-p', String(core), String(process.pid)], { stdio: 'ignore' }).status === 0
+}
+
+/** The environment `herald serve` (or Herald in-process) runs with in a benchmark: fresh secrets, logging off. */
+export function heraldEnv(port, databaseUrl, extra = {}) {
+  return {
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    PUBLIC_URL: `http://127.0.0.1:${port}`,
+    DATABASE_URL: databaseUrl,
+    HERALD_SECRET_KEY: randomBytes(32).toString('base64'),
+    HERALD_OPERATOR_TOKEN: randomBytes(32).toString('base64url'),
+    LOG_LEVEL: 'silent',
+    NODE_ENV: '',
+    ...extra,
+  }
+}
+
+/**
+ * Herald's own modules (dist/) in this process, serving on `env.PORT` as `herald serve` does, its background work
+ * (the change feed's reads among it) included, so that what it sends to the database can be counted here.
+ */
+export async function startHeraldInProcess(env) {
+  const dist = (file) => import(pathToFileURL(path.join(ROOT, 'dist', file)).href)
+  const [{ openHerald }, { buildServer }, { loadConfig }, { createLogger }] = await Promise.all(
+    ['herald.js', 'server.js', 'platform/config.js', 'platform/logger.js'].map(dist),
+  )
+  const herald = await openHerald({ config: loadConfig(env), log: createLogger('silent') })
+  await herald.startBackgroundWork()
+  const app = await buildServer(herald)
+  try {
+    await app.listen({ port: Number(env.PORT), host: '127.0.0.1' })
+  } catch (error) {
+    await herald.close()
+    throw error
+  }
+  return {
+    origin: `http://127.0.0.1:${env.PORT}`,
+    async close() {
+      await app.close()
+      await herald.close()
+    },
+  }
+}
+
+/**
+ * Counts, by SQL text, the statements this process runs on a database while `start()`ed: each run of a
+ * better-sqlite3 statement and each `exec`, and each pg `Client#query` (a pool's clients are pg.Client). It counts
+ * runs, not prepares: Herald prepares each SQLite text once and reuses it. `restore()` puts the drivers back.
+ */
+export async function statementCounter() {
+  const [{ default: SQLite }, { default: pg }] = await Promise.all([import('better-sqlite3'), import('pg')])
+  const statements = new Map()
+  let counting = false
+  const undo = []
+  const count = (owner, name, sourceOf) => {
+    const original = owner[name]
+    owner[name] = function counted(...args) {
+      if (counting) {
+        const source = sourceOf(this, args[0])
+        statements.set(source, (statements.get(source) ?? 0) + 1)
+      }
+      return original.apply(this, args)
+    }
+    undo.push(() => {
+      owner[name] = original
+    })
+  }
+  // better-sqlite3 exports no Statement class: its prototype is that of any prepared statement.
+  const probe = new SQLite(':memory:')
+  const Statement = Object.getPrototypeOf(probe.prepare('select 1'))
+  probe.close()
+  for (const name of ['run', 'get', 'all', 'iterate']) count(Statement, name, (statement) => statement.source)
+  count(SQLite.prototype, 'exec', (_db, source) => source)
+  count(pg.Client.prototype, 'query', (_client, query) => (typeof query === 'string' ? query : query?.text))
+  return {
+    /** SQL text → times run while counting. */
+    statements,
+    start() {
+      counting = true
+    },
+    stop() {
+      counting = false
+    },
+    total() {
+      let sum = 0
+      for (const times of statements.values()) sum += times
+      return sum
+    },
+    restore() {
+      counting = false
+      for (const put of undo) put()
+    },
+  }
+}
+
+/** RFC 6749 §2.3.1: both parts form-urlencoded, then base64. */
+export function basic(id, secret) {
+  return `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`
 }
 
 export async function freePort() {

@@ -15,14 +15,18 @@ import {
   LOAD_CORE,
   ROOT,
   SERVER_CORE,
+  basic,
   decodeJwt,
   formatMs,
   freePort,
+  heraldEnv,
   load,
   mean,
   pinSelf,
   pinningAvailable,
+  startHeraldInProcess,
   startNode,
+  statementCounter,
   summarizeProfile,
   waitForHttp,
   waitForQuiet,
@@ -167,22 +171,13 @@ async function checkSample(target) {
 // ---------------------------------------------------------------------------------------------------------
 // The servers
 
-function heraldEnv(work, port, name) {
-  return {
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    PUBLIC_URL: `http://127.0.0.1:${port}`,
-    DATABASE_URL: `sqlite:${path.join(work, `${name}.db`)}`,
-    HERALD_SECRET_KEY: randomBytes(32).toString('base64'),
-    HERALD_OPERATOR_TOKEN: randomBytes(32).toString('base64url'),
-    LOG_LEVEL: 'silent',
-    NODE_ENV: '',
-  }
+function sqliteEnv(work, port, name) {
+  return heraldEnv(port, `sqlite:${path.join(work, `${name}.db`)}`)
 }
 
 export async function startHeraldProcess(work, { nodeFlags = [] } = {}) {
   const port = await freePort()
-  const env = heraldEnv(work, port, 'herald')
+  const env = sqliteEnv(work, port, 'herald')
   const proc = startNode('herald', [path.join(ROOT, 'dist', 'main.js'), 'serve'], { env, nodeFlags })
   const origin = `http://127.0.0.1:${port}`
   await waitForHttp(`${origin}/healthz`, START_TIMEOUT_MS, proc)
@@ -202,7 +197,10 @@ function heraldTarget(client, pid) {
   }
 }
 
-/** oidc-provider configured for the same job (bench/peers/oidc-provider.mjs). */
+/**
+ * oidc-provider configured for the same job (bench/peers/oidc-provider.mjs). `env` adds to the peer's environment
+ * (REDIRECT_URI enables the code flow); the answer's `ready` is the peer's readiness line, `client` its client.
+ */
 export function startPeerProcess(_work, options) {
   // oidc-provider issues a JWT only for a resource server: the resource indicator names it.
   return startScriptServer('oidc-provider', 'oidc-provider.mjs', `&resource=${encodeURIComponent(RESOURCE)}`, options)
@@ -213,11 +211,11 @@ export function startFloorProcess(_work, options) {
   return startScriptServer('floor', 'floor.mjs', '', options)
 }
 
-async function startScriptServer(name, script, extraBody, { nodeFlags = [] } = {}) {
+async function startScriptServer(name, script, extraBody, { nodeFlags = [], env: extraEnv = {} } = {}) {
   const port = await freePort()
   const clientId = 'bench-client'
   const clientSecret = randomBytes(32).toString('base64url')
-  const env = { PORT: String(port), CLIENT_ID: clientId, CLIENT_SECRET: clientSecret, RESOURCE, SCOPE, DEBUG: '' }
+  const env = { PORT: String(port), CLIENT_ID: clientId, CLIENT_SECRET: clientSecret, RESOURCE, SCOPE, DEBUG: '', ...extraEnv }
   const proc = startNode(name, [path.join(ROOT, 'bench', 'peers', script)], { env, nodeFlags })
   const ready = await proc.firstJsonLine(START_TIMEOUT_MS)
   const target = {
@@ -229,12 +227,7 @@ async function startScriptServer(name, script, extraBody, { nodeFlags = [] } = {
       body: `grant_type=client_credentials&scope=${encodeURIComponent(SCOPE)}${extraBody}`,
     },
   }
-  return { target, stop: () => proc.stop(), proc }
-}
-
-/** RFC 6749 §2.3.1: both parts form-urlencoded, then base64. */
-function basic(id, secret) {
-  return `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`
+  return { target, ready, client: { clientId, clientSecret }, stop: () => proc.stop(), proc }
 }
 
 /**
@@ -282,64 +275,40 @@ async function call(method, url, headers, body, expected) {
 // Database queries per issued token
 
 /**
- * Herald in-process (from dist/), with every SQL statement counted where Kysely's SQLite driver hands it to
- * better-sqlite3: each query Kysely runs is one `Database#prepare` (and `exec` covers anything run raw). The
- * count is checked first against a request known to query (GET /readyz), so a broken hook can't report 0.
+ * Herald in-process (from dist/), with every SQL statement it runs counted (statementCounter). The count is checked
+ * first against a request known to query (GET /readyz), so a broken hook can't report 0.
  */
 async function countQueries(work) {
-  const { default: SQLite } = await import('better-sqlite3')
-  const statements = new Map()
-  let counting = false
-  const record = (source) => {
-    if (counting) statements.set(source, (statements.get(source) ?? 0) + 1)
-  }
-  const { prepare, exec } = SQLite.prototype
-  SQLite.prototype.prepare = function countedPrepare(source, ...rest) {
-    record(source)
-    return prepare.call(this, source, ...rest)
-  }
-  SQLite.prototype.exec = function countedExec(source, ...rest) {
-    record(source)
-    return exec.call(this, source, ...rest)
-  }
-
+  const counter = await statementCounter()
   const dist = (file) => import(pathToFileURL(path.join(ROOT, 'dist', file)).href)
-  const [{ openHerald, CACHE_TTL_MS }, { buildServer }, { loadConfig }, { createLogger }, { REFRESH_AHEAD_SHARE }, { CHANGE_POLL_MS }] = await Promise.all([
+  const [{ CACHE_TTL_MS }, { REFRESH_AHEAD_SHARE }, { CHANGE_POLL_MS }] = await Promise.all([
     dist('herald.js'),
-    dist('server.js'),
-    dist('platform/config.js'),
-    dist('platform/logger.js'),
     dist('platform/cache/ttl-cache.js'),
     dist('platform/cache/change-feed.js'),
   ])
-  const port = await freePort()
-  const env = heraldEnv(work, port, 'in-process')
-  const config = loadConfig(env)
-  const herald = await openHerald({ config, log: createLogger('silent') })
-  // As `herald serve` runs: the change feed's reads are among the statements counted.
-  await herald.startBackgroundWork()
-  const app = await buildServer(herald)
+  const env = sqliteEnv(work, await freePort(), 'in-process')
+  let herald
   try {
-    await app.listen({ port, host: '127.0.0.1' })
-    const origin = `http://127.0.0.1:${port}`
-    const client = await provisionHerald(origin, env.HERALD_OPERATOR_TOKEN)
+    herald = await startHeraldInProcess(env)
+    const client = await provisionHerald(herald.origin, env.HERALD_OPERATOR_TOKEN)
     const target = heraldTarget(client, undefined)
 
-    counting = true
-    const probe = await fetch(`${origin}/readyz`)
-    counting = false
-    const probed = total(statements)
+    counter.start()
+    const probe = await fetch(`${herald.origin}/readyz`)
+    counter.stop()
+    const probed = counter.total()
     if (probe.status !== 200 || probed < 1) throw new Error(`the query counter did not see GET /readyz's query (${probed} counted): refusing to report`)
-    statements.clear()
+    counter.statements.clear()
 
     await load({ ...target.request, label: 'herald in-process warm-up', connections: COUNT_CONNECTIONS, seconds: 2 })
-    counting = true
+    counter.start()
     const started = Date.now()
     const result = await load({ ...target.request, label: 'herald in-process', connections: COUNT_CONNECTIONS, seconds: COUNT_SECONDS })
     const windowMs = Date.now() - started
-    counting = false
+    counter.stop()
 
-    const queries = total(statements)
+    const { statements } = counter
+    const queries = counter.total()
     const tokens = result.ok
     // What the caches explain: the change log is read once per CHANGE_POLL_MS, and each cache entry (account, client,
     // settings, keys) in use reloads in the background once the refresh-ahead share of its lifetime has passed; one
@@ -363,18 +332,9 @@ async function countQueries(work) {
         : `  on the request path: 0 per token — every statement above is a read of the change log (one per ${CHANGE_POLL_MS / 1000} s) or a cache reload (at most ${reloadsPerEntry} per cached row in this window), not per request`,
     )
   } finally {
-    counting = false
-    await app.close()
-    await herald.close()
-    SQLite.prototype.prepare = prepare
-    SQLite.prototype.exec = exec
+    counter.restore()
+    await herald?.close()
   }
-}
-
-function total(statements) {
-  let sum = 0
-  for (const count of statements.values()) sum += count
-  return sum
 }
 
 // ---------------------------------------------------------------------------------------------------------

@@ -1,13 +1,22 @@
-// The peer for token issuance: oidc-provider configured for the job Herald's bench does — client_credentials,
-// client_secret_basic, RFC 9068 JWT access tokens signed ES256 through the resourceIndicators feature, the
-// default in-memory adapter, logging off. Started as a child process by bench/tokens.mjs; prints one JSON line
-// `{"ready":true,"url":…}` on stdout once it listens, and exits on SIGTERM.
+// The peer for token issuance and sign-in: oidc-provider configured for the jobs Herald's benches do, with the
+// default in-memory adapter and logging off. Started as a child process by bench/tokens.mjs and bench/code-flow.mjs;
+// prints one JSON line `{"ready":true,"url":…}` on stdout once it listens, and exits on SIGTERM.
 //
-// env: PORT, CLIENT_ID, CLIENT_SECRET, RESOURCE (the resource server's identifier), SCOPE (default orders:read)
+//   tokens      client_credentials, client_secret_basic, RFC 9068 JWT access tokens signed ES256 through the
+//               resourceIndicators feature
+//   code flow   with REDIRECT_URI, the same client may also use the authorization code flow (PKCE S256,
+//               client_secret_basic, RS256 ID tokens as Herald signs by default). Its login and consent app runs in
+//               this process, as oidc-provider has it: GET /interaction/:uid reads the interaction
+//               (interactionDetails) and finishes it at once (interactionFinished) — a login for the authorization
+//               request's login_hint, then a consent that saves a Grant of the scopes asked for
+//
+// env: PORT, CLIENT_ID, CLIENT_SECRET, RESOURCE (the resource server's identifier), SCOPE (default orders:read),
+//      REDIRECT_URI (optional: enables the code flow)
 import { generateKeyPairSync } from 'node:crypto'
+import { createServer } from 'node:http'
 
 const port = Number(process.env.PORT)
-const { CLIENT_ID, CLIENT_SECRET, RESOURCE } = process.env
+const { CLIENT_ID, CLIENT_SECRET, RESOURCE, REDIRECT_URI } = process.env
 const SCOPE = process.env.SCOPE ?? 'orders:read'
 if (!port || !CLIENT_ID || !CLIENT_SECRET || !RESOURCE) {
   console.error('oidc-provider peer: PORT, CLIENT_ID, CLIENT_SECRET and RESOURCE are required')
@@ -15,13 +24,17 @@ if (!port || !CLIENT_ID || !CLIENT_SECRET || !RESOURCE) {
 }
 
 // oidc-provider prints configuration advice through console.info/warn when it loads and starts; that is noise
-// here (the runtime check is reported by bench/tokens.mjs instead). Errors still go to stderr.
+// here (the runtime check is reported by the benches instead). Errors still go to stderr.
 console.info = () => {}
 console.warn = () => {}
 const { default: Provider } = await import('oidc-provider')
 
 const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' })
-const signingJwk = { ...privateKey.export({ format: 'jwk' }), kid: 'bench-es256', alg: 'ES256', use: 'sig' }
+const keys = [{ ...privateKey.export({ format: 'jwk' }), kid: 'bench-es256', alg: 'ES256', use: 'sig' }]
+if (REDIRECT_URI) {
+  const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 })
+  keys.push({ ...rsa.privateKey.export({ format: 'jwk' }), kid: 'bench-rs256', alg: 'RS256', use: 'sig' })
+}
 
 const issuer = `http://127.0.0.1:${port}`
 const provider = new Provider(issuer, {
@@ -29,19 +42,21 @@ const provider = new Provider(issuer, {
     {
       client_id: CLIENT_ID,
       client_secret: CLIENT_SECRET,
-      grant_types: ['client_credentials'],
-      response_types: [],
-      redirect_uris: [],
+      grant_types: REDIRECT_URI ? ['client_credentials', 'authorization_code'] : ['client_credentials'],
+      response_types: REDIRECT_URI ? ['code'] : [],
+      redirect_uris: REDIRECT_URI ? [REDIRECT_URI] : [],
       token_endpoint_auth_method: 'client_secret_basic',
-      scope: SCOPE,
-      // Only an ES256 key is configured; the RS256 default would make the client's metadata invalid.
-      id_token_signed_response_alg: 'ES256',
+      scope: REDIRECT_URI ? `openid profile email ${SCOPE}` : SCOPE,
+      // Without the code flow only an ES256 key is configured; the RS256 default would make the metadata invalid.
+      id_token_signed_response_alg: REDIRECT_URI ? 'RS256' : 'ES256',
     },
   ],
-  jwks: { keys: [signingJwk] },
+  jwks: { keys },
   scopes: [SCOPE],
+  // The scopes Herald has in every account: oidc-provider derives OIDC scopes from the claims they release.
+  claims: { openid: ['sub'], profile: ['name'], email: ['email', 'email_verified'] },
   // Herald's default access token lifetime, so both sign the same exp distance.
-  ttl: { ClientCredentials: 3600 },
+  ttl: { ClientCredentials: 3600, AccessToken: 3600 },
   features: {
     devInteractions: { enabled: false },
     clientCredentials: { enabled: true },
@@ -62,8 +77,35 @@ const provider = new Provider(issuer, {
 // A failure the HTTP status does not show is still a failure: make it visible.
 provider.on('server_error', (_ctx, error) => console.error('oidc-provider server_error:', error))
 
-const server = provider.listen(port, '127.0.0.1', () => {
-  process.stdout.write(`${JSON.stringify({ ready: true, url: issuer, token_endpoint: `${issuer}/token` })}\n`)
+/** Finishes the interaction at once: the login of the request's login_hint, then consent to every scope asked. */
+async function interact(req, res) {
+  const { prompt, params, session, grantId } = await provider.interactionDetails(req, res)
+  if (prompt.name === 'login') {
+    await provider.interactionFinished(req, res, { login: { accountId: params.login_hint } }, { mergeWithLastSubmission: false })
+    return
+  }
+  if (prompt.name !== 'consent') throw new Error(`unexpected prompt ${prompt.name}`)
+  const grant = grantId ? await provider.Grant.find(grantId) : new provider.Grant({ accountId: session.accountId, clientId: params.client_id })
+  const { missingOIDCScope, missingOIDCClaims, missingResourceScopes } = prompt.details
+  if (missingOIDCScope) grant.addOIDCScope(missingOIDCScope.join(' '))
+  if (missingOIDCClaims) grant.addOIDCClaims(missingOIDCClaims)
+  for (const [indicator, scopes] of Object.entries(missingResourceScopes ?? {})) grant.addResourceScope(indicator, scopes.join(' '))
+  await provider.interactionFinished(req, res, { consent: { grantId: await grant.save() } }, { mergeWithLastSubmission: true })
+}
+
+const callback = provider.callback()
+const server = createServer((req, res) => {
+  if (!REDIRECT_URI || !req.url.startsWith('/interaction/')) return callback(req, res)
+  interact(req, res).catch((error) => {
+    console.error('oidc-provider peer interaction:', error)
+    res.statusCode = 500
+    res.end(String(error.message))
+  })
+})
+server.listen(port, '127.0.0.1', () => {
+  process.stdout.write(
+    `${JSON.stringify({ ready: true, url: issuer, token_endpoint: `${issuer}/token`, authorization_endpoint: `${issuer}/auth` })}\n`,
+  )
 })
 
 process.once('SIGTERM', () => {
