@@ -5,7 +5,7 @@
 // 127.0.0.1; each flow is a new browser (its own cookies), so every flow logs in and consents in full:
 //
 //   Herald (8 requests)   GET authorize (not followed: the 302 to login_url carries the login challenge, and sets
-//                         herald_browser) → the app: GET login request, POST accept (a management token with
+//                         the flow's cookie) → the app: GET login request, POST accept (a management token with
 //                         herald:login, obtained once) → GET redirect_to (302 to consent_url) → the app: GET consent
 //                         request, POST accept of the scopes asked for → GET redirect_to (302 to redirect_uri with the
 //                         code) → POST token: authorization_code, PKCE S256, client_secret_basic

@@ -150,14 +150,19 @@ export class AuthorizeFlow {
     const consent = flow.consent
     if (!consent || flow.subject === null) throw new UntrustedRequestError('invalid_request', 'The consent was not accepted')
     const code = randomToken()
-    await transaction(this.db, async (tx) => {
-      const changes = { stage: 'code', handle: secretDigest(code), challenge: null, expires_at: now + settings.authorization_code_ttl * 1000 } as const
-      if (!(await this.flows.advance(tx.db, flow, changes, now))) throw usedVerifier()
-      if (!consent.remember) return
-      const remembered = { scope: consent.grant_scope, audience: consent.grant_audience, session: consent.session }
-      const expiresAt = consent.remember_for ? now + consent.remember_for * 1000 : null
-      await this.consents.remember(tx.db, account.id, flow.subject!, flow.clientId, remembered, expiresAt, now)
-    })
+    const changes = { stage: 'code', handle: secretDigest(code), challenge: null, expires_at: now + settings.authorization_code_ttl * 1000 } as const
+    const subject = flow.subject
+    // Issuing the code is one statement; a consent to remember is written with it, in one transaction.
+    if (!consent.remember) {
+      if (!(await this.flows.advance(this.db, flow, changes, now))) throw usedVerifier()
+    } else {
+      await transaction(this.db, async (tx) => {
+        if (!(await this.flows.advance(tx.db, flow, changes, now))) throw usedVerifier()
+        const remembered = { scope: consent.grant_scope, audience: consent.grant_audience, session: consent.session }
+        const expiresAt = consent.remember_for ? now + consent.remember_for * 1000 : null
+        await this.consents.remember(tx.db, account.id, subject, flow.clientId, remembered, expiresAt, now)
+      })
+    }
     return toClient(target, context.issuer, { code }, [expired(flowCookie(flow.id))])
   }
 

@@ -45,16 +45,19 @@ export class AuthorizationCodeGrant {
     const scopes = flow.consent.grant_scope
     const refresh = refreshTokenAllowed(client, scopes) ? refreshLifetimes(settings, client, nowMs) : undefined
     const idSigner = await this.userTokens.idTokenSigner(context, scopes)
-    return transaction(this.db, async (tx) => {
-      const refreshToken = refresh && (await this.refreshTokens.issue(tx.db, account.id, { grantId: flow.id, clientId: client.id, scope: scopes, ...refresh }, nowMs))
+    const redeem = async (db: Kysely<DB>): Promise<TokenResponse> => {
+      const refreshToken = refresh && (await this.refreshTokens.issue(db, account.id, { grantId: flow.id, clientId: client.id, scope: scopes, ...refresh }, nowMs))
       const issued = this.userTokens.issue(context, flow, scopes, { nonce: true, idSigner, ...(refreshToken && { refreshToken: refreshToken.token }) })
       // The grant now lives as long as the last token it may issue: userinfo reads the consent's claims from it, and
       // a replayed code or a refresh must still find it.
       const expiresAt = Math.max(issued.expiresAt, refresh ? refresh.absoluteExpiresAt + settings.access_token_ttl * 1000 : 0)
       const changes = { stage: 'redeemed', access_token_jti: issued.jti, access_token_expires_at: issued.expiresAt, expires_at: expiresAt } as const
-      if (!(await this.flows.advance(tx.db, flow, changes, nowMs))) throw new RedeemedMeanwhile()
+      if (!(await this.flows.advance(db, flow, changes, nowMs))) throw new RedeemedMeanwhile()
       return issued.response
-    }).catch(async (error: unknown) => {
+    }
+    // Spending the code is one statement; with a refresh token, the token and the spending commit together.
+    const answer = refresh ? transaction(this.db, (tx) => redeem(tx.db)) : redeem(this.db)
+    return answer.catch(async (error: unknown) => {
       // Another request redeemed it between the read and now: this one is the replay.
       if (error instanceof RedeemedMeanwhile) return this.#replayed(account.id, flow.id, nowMs)
       throw error
@@ -67,7 +70,7 @@ export class AuthorizationCodeGrant {
   }
 }
 
-/** Rolls back a redemption that lost the race for its code. */
+/** A redemption that lost the race for its code (its refresh token, if any, rolls back). */
 class RedeemedMeanwhile extends Error {}
 
 function checkVerifier(challenge: string | null, verifier: unknown): void {
