@@ -89,6 +89,7 @@ export interface Herald extends HeraldCore {
   clientAuthentication: ClientAuthentication
   /** The token endpoint's grant handlers, by grant_type. */
   grants: Grants
+  grantRevocation: GrantRevocation
   signIn: SignIn
   webhooks: Webhooks
   /**
@@ -150,8 +151,8 @@ export async function openHerald(options: HeraldOptions): Promise<Herald> {
   const assertionReplay = new AssertionReplay(db, database.dialect, clock)
   const signIn = openSignIn({ db, clients, outbox, clock })
   const janitor = new SignInJanitor(db, database.dialect)
-  const grantRevocation = new GrantRevocation(revocations, outbox)
   const refreshTokens = new RefreshTokens(db, box)
+  const grantRevocation = new GrantRevocation(db, refreshTokens, revocations, outbox)
   const userTokens = new UserTokens(keys)
   const grants: Grants = {
     client_credentials: clientCredentialsGrant,
@@ -181,6 +182,7 @@ export async function openHerald(options: HeraldOptions): Promise<Herald> {
     outbound,
     clientAuthentication: new ClientAuthentication(clients, new ClientAssertions(keySets, assertionReplay, clock, log)),
     grants,
+    grantRevocation,
     signIn,
     webhooks,
     async startBackgroundWork() {

@@ -46,6 +46,21 @@ forEachDialect((dialect) => {
     expect(events.body.data.map((event) => event.type)).toEqual(expect.arrayContaining(['oauth.refresh_token.reuse_detected', 'oauth.grant.revoked']))
   })
 
+  it("revokes a refresh token's whole grant at the revocation endpoint, for its own client only", async () => {
+    const { account, rp, config, tokens } = await signedIn()
+    const other = await prepareSignIn(account, { grant_types: ['authorization_code', 'refresh_token'] })
+    const revoke = (client: { clientId: string; clientSecret: string }) =>
+      call(`${account.base}/oauth/revoke`, 'POST', { headers: { authorization: basicAuth(client.clientId, client.clientSecret) }, form: { token: tokens.refresh_token!, token_type_hint: 'refresh_token' } })
+    expect((await revoke(other)).status).toBe(200)
+    const b = await createAccount(h.current)
+    const bClient = await prepareSignIn(b)
+    expect((await call(`${b.base}/oauth/revoke`, 'POST', { headers: { authorization: basicAuth(bClient.clientId, bClient.clientSecret) }, form: { token: tokens.refresh_token! } })).status).toBe(200)
+    expect(await introspect(account.base, rp, tokens.access_token)).toBe(true)
+    expect((await revoke(rp)).status).toBe(200)
+    expect(await introspect(account.base, rp, tokens.access_token)).toBe(false)
+    await expect(oidc.refreshTokenGrant(config, tokens.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' })
+  })
+
   it('issues no refresh token without offline_access, or to a client without the grant', async () => {
     const account = await createAccount(h.current)
     const rp = await prepareSignIn(account, { grant_types: ['authorization_code'], scope: 'openid offline_access' })

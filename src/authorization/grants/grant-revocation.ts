@@ -2,7 +2,8 @@ import type { Kysely } from 'kysely'
 import type { Outbox } from '../../platform/events/outbox.js'
 import { forAccount } from '../../platform/storage/account-queries.js'
 import type { DB } from '../../platform/storage/schema.js'
-import type { Tx } from '../../platform/storage/transaction.js'
+import { type Tx, transaction } from '../../platform/storage/transaction.js'
+import type { RefreshTokens } from './refresh-tokens.js'
 import type { TokenRevocations } from '../revocation/revocation-store.js'
 
 /** Why a grant was revoked, as its `oauth.grant.revoked` event says. */
@@ -15,9 +16,18 @@ export type GrantRevocationReason = 'refresh_token_reuse' | 'code_reuse' | 'refr
  */
 export class GrantRevocation {
   constructor(
+    private readonly db: Kysely<DB>,
+    private readonly refreshTokens: RefreshTokens,
     private readonly revocations: TokenRevocations,
     private readonly outbox: Outbox,
   ) {}
+
+  /** RFC 7009: a client revokes a refresh token of its own, and so its grant; false when nothing changed. */
+  async revokeRefreshToken(accountId: string, clientId: string, token: string, now: number): Promise<boolean> {
+    const refresh = await this.refreshTokens.find(accountId, token)
+    if (!refresh || refresh.clientId !== clientId) return false
+    return transaction(this.db, (tx) => this.revoke(tx, accountId, refresh.grantId, 'refresh_token_revoked', now))
+  }
 
   /** False when the grant was revoked already (or does not exist): nothing changes and nothing is announced. */
   async revoke(tx: Tx, accountId: string, grantId: string, reason: GrantRevocationReason, now: number): Promise<boolean> {

@@ -7,6 +7,7 @@ import type { App } from '../../platform/http/types.js'
 import type { RegisteredClient } from '../clients/client-store.js'
 import type { ClientAuthentication } from '../token/client-authentication.js'
 import { OAUTH_BODY_LIMIT } from '../token/token-request.js'
+import type { GrantRevocation } from '../grants/grant-revocation.js'
 import type { TokenRevocations } from './revocation-store.js'
 import { TokenHintBody } from './token-hint.js'
 
@@ -14,6 +15,7 @@ export interface RevocationRouteDeps {
   clientAuthentication: ClientAuthentication
   accessTokens: AccessTokenVerifier<RegisteredClient>
   revocations: TokenRevocations
+  grantRevocation: Pick<GrantRevocation, 'revokeRefreshToken'>
   clock: Clock
 }
 
@@ -22,7 +24,8 @@ export interface RevocationRouteDeps {
  * does, and record its `jti` only if it is active and was issued to this very client (RFC 7009 §2.1). Every
  * other token (malformed, another account's, expired, already revoked, another client's) is answered 200 and
  * left alone: §2.2 says invalid tokens cause no error, and a distinct answer would tell a client which tokens of
- * other clients are valid. Refresh tokens don't exist yet; when they do, the hint will only order the lookups.
+ * other clients are valid. A refresh token revokes its whole grant: every access and refresh token of the same
+ * authorization (RFC 7009 §2.1 allows it, and the grant's tokens are one credential to the user).
  */
 export function revocationRoutes(app: App, deps: RevocationRouteDeps): void {
   app.post(
@@ -48,6 +51,12 @@ export function revocationRoutes(app: App, deps: RevocationRouteDeps): void {
       const { account, issuer, body } = request
       const client = await deps.clientAuthentication.authenticate(account.id, issuer, request.headers.authorization, body, true)
 
+      // A refresh token is opaque, an access token a JWS: the token's form tells them apart whatever the hint says.
+      if (!body.token.includes('.')) {
+        const revoked = await deps.grantRevocation.revokeRefreshToken(account.id, client.id, body.token, deps.clock.now())
+        if (!revoked) request.log.debug('revocation request changed nothing')
+        return reply.header('cache-control', 'no-store').code(200).send()
+      }
       const verified = await deps.accessTokens.verify(account.id, body.token, { issuer })
       if (verified.active && verified.claims.client_id === client.id) {
         const { jti, exp } = verified.claims
