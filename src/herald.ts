@@ -36,6 +36,7 @@ import { RefreshTokenGrant } from './authorization/token/refresh-token-grant.js'
 import { UserTokens } from './authorization/token/user-tokens.js'
 import { GrantRevocation } from './authorization/grants/grant-revocation.js'
 import { RefreshTokens } from './authorization/grants/refresh-tokens.js'
+import { UserSessions } from './authorization/sessions/user-sessions.js'
 import { type Grants, clientCredentialsGrant } from './authorization/token/grants.js'
 
 /**
@@ -91,6 +92,7 @@ export interface Herald extends HeraldCore {
   grants: Grants
   grantRevocation: GrantRevocation
   signIn: SignIn
+  userSessions: UserSessions
   webhooks: Webhooks
   /**
    * Starts the notification listener, the change feed and the pruners. The delivery worker is started apart
@@ -184,6 +186,7 @@ export async function openHerald(options: HeraldOptions): Promise<Herald> {
     grants,
     grantRevocation,
     signIn,
+    userSessions: new UserSessions(db, grantRevocation, outbox, clock),
     webhooks,
     async startBackgroundWork() {
       await notifications.start()

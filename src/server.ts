@@ -8,6 +8,7 @@ import { authorizeRoutes } from './authorization/sign-in/authorize-routes.js'
 import { challengeRoutes, challengeSchemas } from './authorization/sign-in/challenge-routes.js'
 import { parRoutes } from './authorization/sign-in/par-routes.js'
 import { userinfoRoutes } from './authorization/userinfo/routes.js'
+import { sessionRoutes, sessionSchemas } from './authorization/sessions/routes.js'
 import type { Herald } from './herald.js'
 import { accountSchemas, operatorRoutes } from './platform/accounts/routes.js'
 import { accountScope } from './platform/http/account-scope.js'
@@ -88,7 +89,7 @@ export async function buildServer(herald: Herald): Promise<App> {
   // The management API speaks JSON only; Fastify's default text parser would let text/plain through.
   app.removeContentTypeParser('text/plain')
 
-  addSharedSchemas(app, [...errorSchemas, ...accountSchemas, ...keySchemas, ...settingsSchemas, ...scopeSchemas, ...clientSchemas, ...endpointSchemas, ...subscriptionSchemas, ...eventSchemas, ...deliverySchemas, ...challengeSchemas])
+  addSharedSchemas(app, [...errorSchemas, ...accountSchemas, ...keySchemas, ...settingsSchemas, ...scopeSchemas, ...clientSchemas, ...endpointSchemas, ...subscriptionSchemas, ...eventSchemas, ...deliverySchemas, ...challengeSchemas, ...sessionSchemas])
   await installOpenApi(app, herald.config.publicUrl)
 
   operationsRoutes(app, herald)
@@ -121,6 +122,7 @@ export async function buildServer(herald: Herald): Promise<App> {
         userinfoRoutes(oauth, { accessTokens: herald.accessTokens, flows: signIn.flows })
       })
       challengeRoutes(base, herald.signIn.challenges)
+      sessionRoutes(base, herald.userSessions)
       discoveryRoutes(base, herald.settings)
       settingsRoutes(base, { db: herald.database.db, settings: herald.settings })
       scopeRoutes(base, herald.scopes)

@@ -118,6 +118,10 @@ const SAMPLES: Record<string, Sample> = {
   'POST /accounts/{accountId}/oauth/login-requests/{challenge}/reject': { auth: 'management', params: (ids) => ({ challenge: ids.loginChallengeToReject }), json: () => ({ error: 'access_denied' }) },
   'GET /accounts/{accountId}/oauth/consent-requests/{challenge}': { auth: 'management', params: (ids) => ({ challenge: ids.consentChallenge }) },
   'POST /accounts/{accountId}/oauth/consent-requests/{challenge}/accept': { auth: 'management', params: (ids) => ({ challenge: ids.consentChallenge }), json: () => ({ grant_scope: ['openid'] }) },
+  'GET /accounts/{accountId}/oauth/sessions': { auth: 'management', query: () => ({ subject: 'swept' }) },
+  'DELETE /accounts/{accountId}/oauth/sessions': { auth: 'management', query: () => ({ subject: 'swept' }), status: 204 },
+  'GET /accounts/{accountId}/oauth/consents': { auth: 'management', query: () => ({ subject: 'swept' }) },
+  'DELETE /accounts/{accountId}/oauth/consents': { auth: 'management', query: () => ({ subject: 'swept' }), status: 204 },
   'POST /accounts/{accountId}/oauth/consent-requests/{challenge}/reject': { auth: 'management', params: (ids) => ({ challenge: ids.consentChallengeToReject }), json: () => ({ error: 'access_denied' }) },
 }
 

@@ -90,6 +90,8 @@ export const BUILT_IN_EVENT_TYPES: readonly EventTypeDescription[] = [
     description: "A user's grant to a client was revoked, with every token it issued: a code or refresh token reused, a refresh token revoked, or the consent revoked",
     example: { grant_id: 'flow_01…', client_id: client.client_id, subject: 'user-123', reason: 'refresh_token_reuse' },
   },
+  { name: 'oauth.session.ended', description: "A user's browser session was ended", example: { session_id: 'ses_01…', subject: 'user-123', reason: 'revoked' } },
+  { name: 'oauth.consent.revoked', description: "A user's consent to a client was revoked, with every grant made under it", example: { subject: 'user-123', client_id: client.client_id } },
   { name: 'oauth.consent.rejected', description: 'A user refused to consent to a client', example: { client_id: client.client_id, subject: 'user-123', error: 'access_denied' } },
   { name: 'webhook.endpoint.created', description: 'An endpoint was added', example: endpoint },
   { name: 'webhook.endpoint.updated', description: "An endpoint's settings changed", example: endpoint },
