@@ -47,9 +47,9 @@ import {
 } from './support.mjs'
 import { startPeerProcess } from './tokens.mjs'
 
-const DEFAULTS = { seconds: 10, concurrency: 24, dialects: ['sqlite', 'postgres'] }
+export const DEFAULTS = { seconds: 10, concurrency: 24, dialects: ['sqlite', 'postgres'] }
 export const ROUNDS = 3
-const WARMUP_SECONDS = 3
+export const WARMUP_SECONDS = 3
 /** The statement count's window: long enough for hundreds of flows, short beside the caches' refresh. */
 const COUNT_SECONDS = 5
 const QUIET_WAIT_MS = 3000

@@ -16,8 +16,10 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import {
+  DEFAULTS,
   REDIRECT_URI,
   ROUNDS,
+  WARMUP_SECONDS,
   compare,
   countStatements,
   heraldTarget,
@@ -43,7 +45,7 @@ const GOAL = 1
 export const USAGE = `Usage: npm run bench -- refresh [--seconds N] [--concurrency N] [--dialect sqlite|postgres]
 
   (no flag)         refresh-token rotations per second: Herald on SQLite and on PostgreSQL beside oidc-provider
-                    (rotateRefreshToken), ${ROUNDS} alternating rounds of 10 s after 3 s warm-up, 24 chains rotated at
+                    (rotateRefreshToken), ${ROUNDS} alternating rounds of ${DEFAULTS.seconds} s after ${WARMUP_SECONDS} s warm-up, ${DEFAULTS.concurrency} chains rotated at
                     once (one per worker, each from its own sign-in); then the bare rotation writes on each database
                     (the floor), and SQL statements per rotation (Herald in-process)
   --seconds N       each round's length (the warm-up, the floor and the count take at most that too)
