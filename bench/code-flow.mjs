@@ -47,9 +47,9 @@ import {
 } from './support.mjs'
 import { startPeerProcess } from './tokens.mjs'
 
-const DEFAULTS = { seconds: 10, concurrency: 24, dialects: ['sqlite', 'postgres'] }
-const ROUNDS = 3
-const WARMUP_SECONDS = 3
+export const DEFAULTS = { seconds: 10, concurrency: 24, dialects: ['sqlite', 'postgres'] }
+export const ROUNDS = 3
+export const WARMUP_SECONDS = 3
 /** The statement count's window: long enough for hundreds of flows, short beside the caches' refresh. */
 const COUNT_SECONDS = 5
 const QUIET_WAIT_MS = 3000
@@ -57,7 +57,7 @@ const SCOPE = 'openid profile email'
 /** The login app, consent app and relying party are this process: Herald redirects to these, nothing fetches them. */
 const LOGIN_URL = 'http://127.0.0.1/login'
 const CONSENT_URL = 'http://127.0.0.1/consent'
-const REDIRECT_URI = 'http://127.0.0.1/callback'
+export const REDIRECT_URI = 'http://127.0.0.1/callback'
 const GOALS = { sqlite: 1.5, postgres: 1 }
 const REQUEST_TIMEOUT_MS = 10_000
 
@@ -71,25 +71,24 @@ export const USAGE = `Usage: npm run bench -- code-flow [--seconds N] [--concurr
   --dialect NAME    sqlite or postgres only
 PostgreSQL: HERALD_BENCH_POSTGRES_URL, a fresh database per run, dropped after.`
 
+/** The sign-in flow as a job for compare() and countStatements(): a target per server, each checked once. */
+const SIGN_IN = {
+  unit: 'flows',
+  peerEnv: { REDIRECT_URI },
+  herald: heraldTarget,
+  peer: async (http, peer) => peerTarget(http, peer),
+  check: (target) => checkSample(target),
+}
+
 export async function main(args) {
-  const options = parseArgs(args)
-  if (typeof options === 'string') {
-    console.error(`${options}\n\n${USAGE}`)
-    return 2
-  }
-  const pinned = pinSelf(LOAD_CORE)
-  const peerVersion = JSON.parse(readFileSync(path.join(ROOT, 'node_modules', 'oidc-provider', 'package.json'), 'utf8')).version
-  console.log(`node ${process.version}, oidc-provider ${peerVersion}, ${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}`)
-  console.log(
-    pinningAvailable() && pinned
-      ? `servers pinned to core ${SERVER_CORE}, one at a time under load; this process (browser, login app, client) on core ${LOAD_CORE}; PostgreSQL unpinned; 127.0.0.1`
-      : 'taskset unavailable: servers and load generator are NOT pinned, figures are noisier',
-  )
+  const options = parseArgs(args, USAGE)
+  if (typeof options === 'string') return 2
+  printSetup('browser, login app, client')
   const work = mkdtempSync(path.join(tmpdir(), 'herald-bench-code-flow-'))
   try {
-    const rounds = await compare(work, options)
+    const { rounds } = await compare(work, options, SIGN_IN)
     const counts = new Map()
-    for (const dialect of options.dialects) counts.set(dialect, await countStatements(work, dialect, options))
+    for (const dialect of options.dialects) counts.set(dialect, await countStatements(work, dialect, options, SIGN_IN))
     printSummary(rounds, counts, options)
     return 0
   } finally {
@@ -97,20 +96,37 @@ export async function main(args) {
   }
 }
 
-function parseArgs(args) {
+/** The machine, the peer's version and where each process runs; pins this process to the load core. */
+export function printSetup(roles) {
+  const pinned = pinSelf(LOAD_CORE)
+  const peerVersion = JSON.parse(readFileSync(path.join(ROOT, 'node_modules', 'oidc-provider', 'package.json'), 'utf8')).version
+  console.log(`node ${process.version}, oidc-provider ${peerVersion}, ${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}`)
+  console.log(
+    pinningAvailable() && pinned
+      ? `servers pinned to core ${SERVER_CORE}, one at a time under load; this process (${roles}) on core ${LOAD_CORE}; PostgreSQL unpinned; 127.0.0.1`
+      : 'taskset unavailable: servers and load generator are NOT pinned, figures are noisier',
+  )
+}
+
+/** --seconds, --concurrency and --dialect; a string (printed with `usage`) when the arguments are wrong. */
+export function parseArgs(args, usage) {
   const options = { ...DEFAULTS }
+  const wrong = (message) => {
+    console.error(`${message}\n\n${usage}`)
+    return message
+  }
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]
     const name = arg.replace(/^--/, '').split('=')[0]
     const value = arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : args[++i]
     if (name === 'dialect') {
-      if (value !== 'sqlite' && value !== 'postgres') return `--dialect takes sqlite or postgres (got ${value})`
+      if (value !== 'sqlite' && value !== 'postgres') return wrong(`--dialect takes sqlite or postgres (got ${value})`)
       options.dialects = [value]
     } else if (name === 'seconds' || name === 'concurrency') {
       const number = Number(value)
-      if (!Number.isInteger(number) || number < 1) return `--${name} takes a positive integer (got ${value})`
+      if (!Number.isInteger(number) || number < 1) return wrong(`--${name} takes a positive integer (got ${value})`)
       options[name] = number
-    } else return `unknown argument: ${arg}`
+    } else return wrong(`unknown argument: ${arg}`)
   }
   return options
 }
@@ -118,30 +134,36 @@ function parseArgs(args) {
 // ---------------------------------------------------------------------------------------------------------
 // The comparison
 
-async function compare(work, options) {
+/**
+ * Herald on each database and oidc-provider, up at once and measured one at a time in alternating rounds of `job`:
+ * `job.herald(http, origin, operatorToken, name, extra)` and `job.peer(http, peer)` make a target whose `flow(worker)`
+ * is one operation, checked once by `job.check`. Then, with the servers stopped, `job.floor(dialect, database)` on
+ * each database, if the job has one. Answers the rounds by target name, and the floors by dialect.
+ */
+export async function compare(work, options, job) {
   const http = new Agent({ connections: options.concurrency + 2, keepAliveTimeout: 30_000 })
   const servers = []
-  const databases = []
+  const databases = new Map()
   try {
-    const peer = await startPeerProcess(work, { env: { REDIRECT_URI } })
+    const peer = await startPeerProcess(work, { env: job.peerEnv })
     servers.push(peer)
-    const targets = [peerTarget(http, peer)]
+    const targets = [await job.peer(http, peer)]
     for (const dialect of options.dialects) {
       const database = await createDatabase(dialect, work)
       if (!database) continue
-      databases.push(database)
+      databases.set(dialect, database)
       const herald = await startHerald(database)
       servers.push(herald.proc)
       // Herald's targets first, in the order of the dialects, the peer last.
-      targets.splice(targets.length - 1, 0, await heraldTarget(http, herald.origin, herald.operatorToken, `herald ${dialect}`, { pid: herald.proc.pid, database }))
+      targets.splice(targets.length - 1, 0, await job.herald(http, herald.origin, herald.operatorToken, `herald ${dialect}`, { pid: herald.proc.pid, database }))
     }
-    for (const target of targets) await checkSample(target)
+    for (const target of targets) await job.check(target)
 
     const warmup = Math.min(WARMUP_SECONDS, options.seconds)
     console.log(`\nwarm-up: ${warmup} s each`)
     for (const target of targets) await runFlows(target, { ...options, seconds: warmup })
 
-    console.log(`measuring: ${ROUNDS} rounds × ${options.seconds} s each, alternating, ${options.concurrency} flows in flight`)
+    console.log(`measuring: ${ROUNDS} rounds × ${options.seconds} s each, alternating, ${options.concurrency} ${job.unit} in flight`)
     const rounds = new Map(targets.map((target) => [target.name, []]))
     for (let round = 1; round <= ROUNDS; round++) {
       for (const target of targets) {
@@ -150,36 +172,40 @@ async function compare(work, options) {
         const result = await runFlows(target, options)
         rounds.get(target.name).push(result)
         console.log(
-          `  round ${round} ${target.name.padEnd(16)} ${result.flowsPerSecond.toFixed(1).padStart(7)} flows/s  p50 ${formatMs(result.p50)} ms  p99 ${formatMs(result.p99)} ms  ` +
+          `  round ${round} ${target.name.padEnd(16)} ${result.flowsPerSecond.toFixed(1).padStart(7)} ${job.unit}/s  p50 ${formatMs(result.p50)} ms  p99 ${formatMs(result.p99)} ms  ` +
             `server CPU ${pct(result.serverCpu)}${result.databaseCpu === undefined ? '' : `, PostgreSQL ${pct(result.databaseCpu)}`}  ` +
             `other processes: ${pct(result.others)} of a core`,
         )
       }
     }
-    return rounds
+    for (const server of servers) await server.stop()
+    const floors = new Map()
+    if (job.floor) for (const [dialect, database] of databases) floors.set(dialect, await job.floor(dialect, database, options))
+    return { rounds, floors }
   } finally {
     for (const server of servers) await server.stop()
-    for (const database of databases) await database.drop()
+    for (const database of databases.values()) await database.drop()
     await http.close()
   }
 }
 
 /**
- * `concurrency` flows in flight for `seconds`: each worker starts its next flow when its last one has its tokens.
+ * `concurrency` flows in flight for `seconds`: each worker (its index passed to `flow`) starts its next flow when its
+ * last one has its tokens.
  * Any failed step stops the run: a figure with failed flows in it would be meaningless.
  */
-async function runFlows(target, { concurrency, seconds }) {
+export async function runFlows(target, { concurrency, seconds }) {
   const window = cpuWindow(target.pid)
   const databaseBefore = target.database?.serverCpuSeconds()
   const deadline = performance.now() + seconds * 1000
   const latencies = []
   let failure
   await Promise.all(
-    Array.from({ length: concurrency }, async () => {
+    Array.from({ length: concurrency }, async (_, worker) => {
       while (failure === undefined && performance.now() < deadline) {
         const started = performance.now()
         try {
-          await target.flow()
+          await target.flow(worker)
         } catch (error) {
           failure ??= error
           return
@@ -214,8 +240,10 @@ async function runFlows(target, { concurrency, seconds }) {
 /**
  * Herald, through its API as an account's operator sets it up: the login and consent URLs, a confidential client
  * for the code flow, and one management token with herald:login that the login and consent app uses for every flow.
+ * `request` changes what is asked: `client` adds to the client's registration, `scope` and `params` to the
+ * authorization request.
  */
-async function heraldTarget(http, origin, operatorToken, name, { pid, database } = {}) {
+export async function heraldTarget(http, origin, operatorToken, name, { pid, database, request = {} } = {}) {
   const api = await provision(origin, operatorToken, 'herald:settings:write herald:clients:write herald:login')
   await api.call('PATCH', '/settings', { login_url: LOGIN_URL, consent_url: CONSENT_URL }, 200)
   const client = await api.call(
@@ -228,12 +256,13 @@ async function heraldTarget(http, origin, operatorToken, name, { pid, database }
       response_types: ['code'],
       token_endpoint_auth_method: 'client_secret_basic',
       scope: SCOPE,
+      ...request.client,
     },
     201,
   )
   const issuer = api.base
   const bearer = { authorization: `Bearer ${api.token}` }
-  const relyingParty = signIn(http, { issuer, authorize: `${issuer}/oauth/authorize`, token: `${issuer}/oauth/tokens`, clientId: client.client_id, clientSecret: client.client_secret })
+  const relyingParty = signIn(http, { ...request, issuer, authorize: `${issuer}/oauth/authorize`, token: `${issuer}/oauth/tokens`, clientId: client.client_id, clientSecret: client.client_secret })
   /** The login or consent app's two calls for one challenge: read the request, accept it with what `accept` makes of it. */
   const answer = async (kind, challenge, accept) => {
     const url = `${issuer}/oauth/${kind}-requests/${encodeURIComponent(challenge)}`
@@ -248,6 +277,7 @@ async function heraldTarget(http, origin, operatorToken, name, { pid, database }
     requestsPerFlow: 8,
     issuer,
     clientId: client.client_id,
+    refresh: relyingParty.refresh,
     async flow() {
       const { browser, start, finish } = relyingParty.begin()
       const login = await browser.follow(start)
@@ -260,15 +290,16 @@ async function heraldTarget(http, origin, operatorToken, name, { pid, database }
 }
 
 /** oidc-provider: its login and consent app answers each interaction as the browser arrives (bench/peers/oidc-provider.mjs). */
-function peerTarget(http, peer) {
+export function peerTarget(http, peer, request = {}) {
   const { ready, client } = peer
-  const relyingParty = signIn(http, { issuer: ready.url, authorize: ready.authorization_endpoint, token: ready.token_endpoint, ...client })
+  const relyingParty = signIn(http, { ...request, issuer: ready.url, authorize: ready.authorization_endpoint, token: ready.token_endpoint, ...client })
   return {
     name: 'oidc-provider',
     pid: peer.target.pid,
     requestsPerFlow: 6,
     issuer: ready.url,
     clientId: client.clientId,
+    refresh: relyingParty.refresh,
     async flow() {
       const { browser, start, finish } = relyingParty.begin()
       let location = await browser.follow(start)
@@ -284,10 +315,13 @@ function peerTarget(http, peer) {
  * nonce, PKCE S256, a new login_hint); `finish(location)` takes the code from the redirect to redirect_uri, checks
  * the state and issuer, and redeems it with client_secret_basic. It answers the token response.
  */
-function signIn(http, { issuer, authorize, token, clientId, clientSecret }) {
+function signIn(http, { issuer, authorize, token, clientId, clientSecret, scope = SCOPE, params = {} }) {
   const credentials = basic(clientId, clientSecret)
   let users = 0
+  const post = (body, expected) => send(http, token, { method: 'POST', headers: { authorization: credentials, 'content-type': 'application/x-www-form-urlencoded' }, body: body.toString() }, expected)
   return {
+    /** RFC 6749 §6 with client_secret_basic; `expected` as for send(). */
+    refresh: (refreshToken, expected) => post(new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken }), expected),
     begin() {
       const verifier = randomBytes(32).toString('base64url')
       const state = randomBytes(16).toString('base64url')
@@ -296,7 +330,8 @@ function signIn(http, { issuer, authorize, token, clientId, clientSecret }) {
         response_type: 'code',
         client_id: clientId,
         redirect_uri: REDIRECT_URI,
-        scope: SCOPE,
+        scope,
+        ...params,
         state,
         nonce,
         code_challenge: createHash('sha256').update(verifier).digest('base64url'),
@@ -316,7 +351,7 @@ function signIn(http, { issuer, authorize, token, clientId, clientSecret }) {
           // RFC 9207: both name themselves in the authorization response.
           if (iss !== issuer) throw new Error(`iss ${iss} in the authorization response, expected ${issuer}`)
           const body = new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, code_verifier: verifier })
-          const answer = await send(http, token, { method: 'POST', headers: { authorization: credentials, 'content-type': 'application/x-www-form-urlencoded' }, body: body.toString() }, 200)
+          const answer = await post(body, 200)
           return { ...answer.json, nonce }
         },
       }
@@ -369,7 +404,7 @@ function challengeOf(location, app, parameter) {
 }
 
 /** One request, its body read; with `expected`, any other status fails with the answer, and the JSON is parsed. */
-async function send(http, url, { method = 'GET', headers = {}, body } = {}, expected) {
+export async function send(http, url, { method = 'GET', headers = {}, body } = {}, expected) {
   const { origin, pathname, search } = new URL(url)
   const response = await http.request({ origin, path: `${pathname}${search}`, method, headers, body, headersTimeout: REQUEST_TIMEOUT_MS, bodyTimeout: REQUEST_TIMEOUT_MS })
   const text = await response.body.text()
@@ -400,11 +435,11 @@ async function checkSample(target) {
 // SQL statements per flow
 
 /**
- * Herald in-process on a fresh database, every statement it runs counted while flows run for a few seconds (after
- * a checked sample, so caches are warm); only whole flows run inside the count. Then one flow alone, its statements
- * told apart by the request that ran them.
+ * Herald in-process on a fresh database, every statement it runs counted while `job`'s flows run for a few seconds
+ * (after a checked sample, so caches are warm); only whole flows run inside the count. Then one flow alone, its
+ * statements told apart by the request that ran them.
  */
-async function countStatements(work, dialect, options) {
+export async function countStatements(work, dialect, options, job) {
   const database = await createDatabase(dialect, work)
   if (!database) return undefined
   const counter = await statementCounter()
@@ -421,8 +456,8 @@ async function countStatements(work, dialect, options) {
   try {
     const env = heraldEnv(await freePort(), database.url)
     herald = await startHeraldInProcess(env)
-    const target = await heraldTarget(http, herald.origin, env.HERALD_OPERATOR_TOKEN, `herald ${dialect} in-process`)
-    await checkSample(target)
+    const target = await job.herald(http, herald.origin, env.HERALD_OPERATOR_TOKEN, `herald ${dialect} in-process`)
+    await job.check(target)
     counter.start()
     const result = await runFlows(target, { concurrency: options.concurrency, seconds: Math.min(COUNT_SECONDS, options.seconds) })
     counter.stop()
@@ -456,7 +491,7 @@ async function traceFlow(target, counter, hook) {
   counter.statements.clear()
   counter.start()
   try {
-    await target.flow()
+    await target.flow(0)
   } finally {
     counter.stop()
     close()
@@ -479,19 +514,34 @@ function oneLine(sql) {
 // ---------------------------------------------------------------------------------------------------------
 // Reporting
 
+/**
+ * A target's rounds (runFlows() answers) together: flows per second over all of them, p50 and p99 of every flow,
+ * the server's (and PostgreSQL's) CPU ms per flow, and the most other processes took of a core in any round.
+ */
+export function summarize(results) {
+  const seconds = results.reduce((sum, r) => sum + r.flows / r.flowsPerSecond, 0)
+  const flows = results.reduce((sum, r) => sum + r.flows, 0)
+  const latencies = results.flatMap((r) => r.latencies)
+  const cpuMs = (share) => (results.every((r) => r[share] !== undefined) ? (results.reduce((sum, r) => sum + r[share] * (r.flows / r.flowsPerSecond), 0) * 1000) / flows : undefined)
+  return {
+    flowsPerSecond: flows / seconds,
+    p50: percentile(latencies, 0.5),
+    p99: percentile(latencies, 0.99),
+    cpuMs: cpuMs('serverCpu'),
+    databaseMs: cpuMs('databaseCpu'),
+    others: Math.max(0, ...results.map((r) => r.others ?? 0)),
+  }
+}
+
 function printSummary(rounds, counts, options) {
   console.log(`\nsign-in flows (authorize → login accept → consent accept → code → token), ${options.concurrency} in flight, ${ROUNDS} rounds × ${options.seconds} s:`)
   console.log(`  ${'target'.padEnd(16)} ${'flows/s'.padStart(8)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'server CPU ms/flow'.padStart(19)}  rounds (flows/s)`)
   const summary = new Map()
   let contended = 0
   for (const [name, results] of rounds) {
-    const seconds = results.reduce((sum, r) => sum + r.flows / r.flowsPerSecond, 0)
-    const flows = results.reduce((sum, r) => sum + r.flows, 0)
-    const latencies = results.flatMap((r) => r.latencies)
-    const cpuMs = (share) => (results.every((r) => r[share] !== undefined) ? (results.reduce((sum, r) => sum + r[share] * (r.flows / r.flowsPerSecond), 0) * 1000) / flows : undefined)
-    const row = { flowsPerSecond: flows / seconds, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99), cpuMs: cpuMs('serverCpu'), databaseMs: cpuMs('databaseCpu') }
+    const row = summarize(results)
     summary.set(name, row)
-    contended = Math.max(contended, ...results.map((r) => r.others ?? 0))
+    contended = Math.max(contended, row.others)
     const cpu = row.cpuMs === undefined ? 'n/a' : `${row.cpuMs.toFixed(2)}${row.databaseMs === undefined ? '' : ` + PG ${row.databaseMs.toFixed(2)}`}`
     console.log(
       `  ${name.padEnd(16)} ${row.flowsPerSecond.toFixed(1).padStart(8)} ${formatMs(row.p50).padStart(8)} ${formatMs(row.p99).padStart(8)} ${cpu.padStart(19)}  ${results.map((r) => r.flowsPerSecond.toFixed(1)).join(' / ')}`,
@@ -513,14 +563,19 @@ function printSummary(rounds, counts, options) {
   if (contended > 0.1) {
     console.log(`  WARNING: other processes used up to ${pct(contended)} of a core on the benchmark's two during a round; re-run on a quiet machine for the headline figure.`)
   }
+  printStatements(counts, 'flow', options)
+}
+
+/** countStatements()'s answers, by dialect: per `unit` (one flow of the job), each statement's share, then one alone. */
+export function printStatements(counts, unit, options) {
   for (const [dialect, count] of counts) {
     if (!count) continue
-    console.log(`\nSQL statements per flow (Herald in-process, ${dialect}, ${count.flows} flows, ${options.concurrency} in flight):`)
-    console.log(`  ${(count.total / count.flows).toFixed(2)} per flow (${count.total} statements), in ${(count.transactions / count.flows).toFixed(2)} transactions per flow`)
+    console.log(`\nSQL statements per ${unit} (Herald in-process, ${dialect}, ${count.flows} ${unit}s, ${options.concurrency} in flight):`)
+    console.log(`  ${(count.total / count.flows).toFixed(2)} per ${unit} (${count.total} statements), in ${(count.transactions / count.flows).toFixed(2)} transactions per ${unit}`)
     // Batched work (one statement for the flows of several requests) runs less than once per flow, as do the change
     // log's reads and cache refreshes, which don't follow the flows at all.
-    for (const row of count.rows) console.log(`    ${row.perFlow.toFixed(3).padStart(7)} per flow (${String(row.times).padStart(6)}×)  ${row.source.slice(0, 130)}`)
-    console.log(`  one flow alone, by request (${count.steps.reduce((sum, step) => sum + step.statements.length, 0)} statements):`)
+    for (const row of count.rows) console.log(`    ${row.perFlow.toFixed(3).padStart(7)} per ${unit} (${String(row.times).padStart(6)}×)  ${row.source.slice(0, 130)}`)
+    console.log(`  one ${unit} alone, by request (${count.steps.reduce((sum, step) => sum + step.statements.length, 0)} statements):`)
     for (const step of count.steps) {
       console.log(`    ${step.label}: ${step.statements.length}`)
       for (const source of step.statements) console.log(`        ${source.slice(0, 120)}`)
@@ -528,6 +583,6 @@ function printSummary(rounds, counts, options) {
   }
 }
 
-function pct(value) {
+export function pct(value) {
   return value === undefined ? 'n/a' : `${(value * 100).toFixed(0)}%`
 }

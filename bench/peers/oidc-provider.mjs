@@ -9,14 +9,18 @@
 //               this process, as oidc-provider has it: GET /interaction/:uid reads the interaction
 //               (interactionDetails) and finishes it at once (interactionFinished) — a login for the authorization
 //               request's login_hint, then a consent that saves a Grant of the scopes asked for
+//   refresh     with REFRESH=1 as well, the client may also refresh (offline_access, which oidc-provider grants only
+//               to an authorization request with prompt=consent), and every refresh rotates the refresh token
+//               (rotateRefreshToken), as Herald's always does
 //
 // env: PORT, CLIENT_ID, CLIENT_SECRET, RESOURCE (the resource server's identifier), SCOPE (default orders:read),
-//      REDIRECT_URI (optional: enables the code flow)
+//      REDIRECT_URI (optional: enables the code flow), REFRESH (optional, with REDIRECT_URI: enables refresh)
 import { generateKeyPairSync } from 'node:crypto'
 import { createServer } from 'node:http'
 
 const port = Number(process.env.PORT)
 const { CLIENT_ID, CLIENT_SECRET, RESOURCE, REDIRECT_URI } = process.env
+const REFRESH = Boolean(REDIRECT_URI) && process.env.REFRESH === '1'
 const SCOPE = process.env.SCOPE ?? 'orders:read'
 if (!port || !CLIENT_ID || !CLIENT_SECRET || !RESOURCE) {
   console.error('oidc-provider peer: PORT, CLIENT_ID, CLIENT_SECRET and RESOURCE are required')
@@ -42,19 +46,22 @@ const provider = new Provider(issuer, {
     {
       client_id: CLIENT_ID,
       client_secret: CLIENT_SECRET,
-      grant_types: REDIRECT_URI ? ['client_credentials', 'authorization_code'] : ['client_credentials'],
+      grant_types: ['client_credentials', ...(REDIRECT_URI ? ['authorization_code'] : []), ...(REFRESH ? ['refresh_token'] : [])],
       response_types: REDIRECT_URI ? ['code'] : [],
       redirect_uris: REDIRECT_URI ? [REDIRECT_URI] : [],
       token_endpoint_auth_method: 'client_secret_basic',
-      scope: REDIRECT_URI ? `openid profile email ${SCOPE}` : SCOPE,
+      scope: REDIRECT_URI ? `openid profile email${REFRESH ? ' offline_access' : ''} ${SCOPE}` : SCOPE,
       // Without the code flow only an ES256 key is configured; the RS256 default would make the metadata invalid.
       id_token_signed_response_alg: REDIRECT_URI ? 'RS256' : 'ES256',
     },
   ],
   jwks: { keys },
-  scopes: [SCOPE],
+  // offline_access among the scopes is what enables the refresh_token grant.
+  scopes: REFRESH ? [SCOPE, 'offline_access'] : [SCOPE],
   // The scopes Herald has in every account: oidc-provider derives OIDC scopes from the claims they release.
   claims: { openid: ['sub'], profile: ['name'], email: ['email', 'email_verified'] },
+  // Herald rotates on every refresh; oidc-provider's default rotates only for some clients and lifetimes.
+  rotateRefreshToken: REFRESH,
   // Herald's default access token lifetime, so both sign the same exp distance.
   ttl: { ClientCredentials: 3600, AccessToken: 3600 },
   features: {
