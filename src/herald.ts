@@ -80,7 +80,7 @@ export interface Herald extends HeraldCore {
   clientAdmin: Clients
   revocations: TokenRevocations
   /** Housekeeping on timers: each deletes rows no longer needed, in bounded batches. */
-  pruners: { revocations: Pruner; assertionIds: Pruner; cacheChanges: Pruner; flows: Pruner; sessions: Pruner; consents: Pruner } & Webhooks['pruners']
+  pruners: { revocations: Pruner; assertionIds: Pruner; cacheChanges: Pruner; flows: Pruner; logoutRequests: Pruner; sessions: Pruner; consents: Pruner } & Webhooks['pruners']
   accessTokens: AccessTokenVerifier<RegisteredClient>
   corsOrigins: CorsOrigins
   scopes: Scopes
@@ -151,7 +151,7 @@ export async function openHerald(options: HeraldOptions): Promise<Herald> {
   const outbound = createGuardedAgent({ allowedCidrs: config.webhookAllowedCidrs })
   const keySets = new ClientKeySets(outbound, clock, log, { allowHttp: config.allowHttpOutbound })
   const assertionReplay = new AssertionReplay(db, database.dialect, clock)
-  const signIn = openSignIn({ db, clients, outbox, clock })
+  const signIn = openSignIn({ db, clients, keys, outbox, clock })
   const janitor = new SignInJanitor(db, database.dialect)
   const refreshTokens = new RefreshTokens(db, box)
   const grantRevocation = new GrantRevocation(db, refreshTokens, revocations, outbox)
@@ -167,6 +167,7 @@ export async function openHerald(options: HeraldOptions): Promise<Herald> {
     assertionIds: new Pruner('used client assertion ids', (limit) => assertionReplay.pruneExpired(limit), log),
     cacheChanges: new Pruner('old cache changes', (limit) => changeFeed.prune(limit), log),
     flows: new Pruner('lapsed authorization flows', (limit) => janitor.pruneFlows(clock.now(), limit), log),
+    logoutRequests: new Pruner('lapsed logout requests', (limit) => janitor.pruneLogoutRequests(clock.now(), limit), log),
     sessions: new Pruner('expired browser sessions', (limit) => janitor.pruneSessions(clock.now(), limit), log),
     consents: new Pruner('expired consents', (limit) => janitor.pruneConsents(clock.now(), limit), log),
     ...webhooks.pruners,

@@ -9,6 +9,7 @@ import { challengeRoutes, challengeSchemas } from './authorization/sign-in/chall
 import { parRoutes } from './authorization/sign-in/par-routes.js'
 import { userinfoRoutes } from './authorization/userinfo/routes.js'
 import { sessionRoutes, sessionSchemas } from './authorization/sessions/routes.js'
+import { logoutRequestRoutes, logoutRoutes, logoutSchemas } from './authorization/logout/routes.js'
 import type { Herald } from './herald.js'
 import { accountSchemas, operatorRoutes } from './platform/accounts/routes.js'
 import { accountScope } from './platform/http/account-scope.js'
@@ -89,7 +90,7 @@ export async function buildServer(herald: Herald): Promise<App> {
   // The management API speaks JSON only; Fastify's default text parser would let text/plain through.
   app.removeContentTypeParser('text/plain')
 
-  addSharedSchemas(app, [...errorSchemas, ...accountSchemas, ...keySchemas, ...settingsSchemas, ...scopeSchemas, ...clientSchemas, ...endpointSchemas, ...subscriptionSchemas, ...eventSchemas, ...deliverySchemas, ...challengeSchemas, ...sessionSchemas])
+  addSharedSchemas(app, [...errorSchemas, ...accountSchemas, ...keySchemas, ...settingsSchemas, ...scopeSchemas, ...clientSchemas, ...endpointSchemas, ...subscriptionSchemas, ...eventSchemas, ...deliverySchemas, ...challengeSchemas, ...sessionSchemas, ...logoutSchemas])
   await installOpenApi(app, herald.config.publicUrl)
 
   operationsRoutes(app, herald)
@@ -120,9 +121,11 @@ export async function buildServer(herald: Herald): Promise<App> {
         authorizeRoutes(oauth, { clients: herald.clients, settings: herald.settings, flows: signIn.flows, authorizeFlow: signIn.authorizeFlow, clock: herald.clock })
         parRoutes(oauth, { db: herald.database.db, clientAuthentication: herald.clientAuthentication, settings: herald.settings, flows: signIn.flows, clock: herald.clock })
         userinfoRoutes(oauth, { accessTokens: herald.accessTokens, flows: signIn.flows })
+        logoutRoutes(oauth, { logouts: signIn.logouts, settings: herald.settings, clock: herald.clock })
       })
       challengeRoutes(base, herald.signIn.challenges)
       sessionRoutes(base, herald.userSessions)
+      logoutRequestRoutes(base, herald.signIn.logouts)
       discoveryRoutes(base, herald.settings)
       settingsRoutes(base, { db: herald.database.db, settings: herald.settings })
       scopeRoutes(base, herald.scopes)

@@ -123,6 +123,17 @@ forEachDialect((dialect) => {
     expect(answers.map((answer) => answer.status).sort()).toEqual([200, 400])
   })
 
+  it.runIf(dialect === 'postgres')('answers two concurrent refreshes within the reuse interval with one successor, writing one', async () => {
+    const { account, rp, tokens } = await signedIn({}, { refresh_token_reuse_interval: 10 })
+    const refresh = () =>
+      call<{ refresh_token: string }>(`${account.base}/oauth/tokens`, 'POST', { headers: { authorization: basicAuth(rp.clientId, rp.clientSecret) }, form: { grant_type: 'refresh_token', refresh_token: tokens.refresh_token! } })
+    const answers = await Promise.all([refresh(), refresh()])
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200])
+    expect(answers[0]!.body.refresh_token).toBe(answers[1]!.body.refresh_token)
+    const rows = await h.current.herald.database.db.selectFrom('refresh_tokens').select('id').where('account_id', '=', account.id).execute()
+    expect(rows).toHaveLength(2)
+  })
+
   describe('across accounts and clients', () => {
     it("refuses A's refresh token at B's token endpoint, and at another client of A", async () => {
       const { account, tokens } = await signedIn()

@@ -31,8 +31,10 @@ interface OpenApiDocument {
 const OAUTH_ENDPOINTS = ['/accounts/{accountId}/oauth/tokens', '/accounts/{accountId}/oauth/introspect', '/accounts/{accountId}/oauth/revoke', '/accounts/{accountId}/oauth/par']
 /** Answers RFC 6750 errors to a user's access token. */
 const USERINFO = '/accounts/{accountId}/oauth/userinfo'
-/** A browser's endpoint: its errors are shown, as plain text, not parsed. */
+/** Browsers' endpoints: their errors are shown, as plain text, not parsed. */
 const AUTHORIZE = '/accounts/{accountId}/oauth/authorize'
+const LOGOUT = '/accounts/{accountId}/oauth/logout'
+const BROWSER_PATHS = [AUTHORIZE, LOGOUT]
 const OPERATOR_PATHS = ['/accounts', '/accounts/{accountId}']
 const PUBLIC_PATHS = [
   '/healthz',
@@ -41,7 +43,7 @@ const PUBLIC_PATHS = [
   '/accounts/{accountId}/.well-known/openid-configuration',
   '/accounts/{accountId}/.well-known/oauth-authorization-server',
   '/.well-known/oauth-authorization-server/accounts/{accountId}',
-  AUTHORIZE,
+  ...BROWSER_PATHS,
 ]
 
 /** The operations of the document, as `METHOD /path`. */
@@ -155,7 +157,7 @@ forEachDialect((dialect) => {
         for (const [status, response] of Object.entries(operation.responses)) {
           expect(response.description, `${name} ${status}`).not.toMatch(/^(Default Response)?$/)
           if (!/^[45]/.test(status)) continue
-          if (path === AUTHORIZE && status === '400') {
+          if (BROWSER_PATHS.includes(path) && status === '400') {
             expect(response.content, `${name} ${status}`).toEqual({ 'text/plain': { schema: { type: 'string' } } })
             continue
           }

@@ -24,6 +24,8 @@ type Fixture = Record<
   | 'loginChallengeToReject'
   | 'consentChallenge'
   | 'consentChallengeToReject'
+  | 'logoutChallenge'
+  | 'logoutChallengeToReject'
   | 'rpClientId'
   | 'rpClientSecret'
   | 'userToken',
@@ -118,6 +120,11 @@ const SAMPLES: Record<string, Sample> = {
   'POST /accounts/{accountId}/oauth/login-requests/{challenge}/reject': { auth: 'management', params: (ids) => ({ challenge: ids.loginChallengeToReject }), json: () => ({ error: 'access_denied' }) },
   'GET /accounts/{accountId}/oauth/consent-requests/{challenge}': { auth: 'management', params: (ids) => ({ challenge: ids.consentChallenge }) },
   'POST /accounts/{accountId}/oauth/consent-requests/{challenge}/accept': { auth: 'management', params: (ids) => ({ challenge: ids.consentChallenge }), json: () => ({ grant_scope: ['openid'] }) },
+  'GET /accounts/{accountId}/oauth/logout': { auth: 'none', status: 302 },
+  'POST /accounts/{accountId}/oauth/logout': { auth: 'none', form: () => ({ state: 'x' }), status: 303 },
+  'GET /accounts/{accountId}/oauth/logout-requests/{challenge}': { auth: 'management', params: (ids) => ({ challenge: ids.logoutChallenge }) },
+  'POST /accounts/{accountId}/oauth/logout-requests/{challenge}/accept': { auth: 'management', params: (ids) => ({ challenge: ids.logoutChallenge }) },
+  'POST /accounts/{accountId}/oauth/logout-requests/{challenge}/reject': { auth: 'management', params: (ids) => ({ challenge: ids.logoutChallengeToReject }) },
   'GET /accounts/{accountId}/oauth/sessions': { auth: 'management', query: () => ({ subject: 'swept' }) },
   'DELETE /accounts/{accountId}/oauth/sessions': { auth: 'management', query: () => ({ subject: 'swept' }), status: 204 },
   'GET /accounts/{accountId}/oauth/consents': { auth: 'management', query: () => ({ subject: 'swept' }) },
@@ -172,6 +179,8 @@ async function furnished(h: TestHerald, name: string): Promise<{ account: Create
     return challengeIn((await browser.open(await app.accept('login', challenge, { subject: 'swept' }))).location, 'consent')
   }
   const userToken = await signedInUserToken(account.base, rp, app)
+  await api('PATCH', '/settings', { logout_url: 'https://login.example/logout' })
+  const logoutChallenge = async () => new URL((await new Browser().open(`${account.base}/oauth/logout`)).location!).searchParams.get('logout_challenge')!
   const ids = {
     accountId: account.id,
     clientId: String(client.client_id),
@@ -186,6 +195,8 @@ async function furnished(h: TestHerald, name: string): Promise<{ account: Create
     loginChallengeToReject: (await loginChallenge()).challenge,
     consentChallenge: await consentChallenge(),
     consentChallengeToReject: await consentChallenge(),
+    logoutChallenge: await logoutChallenge(),
+    logoutChallengeToReject: await logoutChallenge(),
     rpClientId: rp.clientId,
     rpClientSecret: rp.clientSecret,
     userToken,

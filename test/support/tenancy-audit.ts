@@ -33,6 +33,7 @@ export const TENANT_TABLES: ReadonlySet<string> = new Set([
   'browser_sessions',
   'consents',
   'refresh_tokens',
+  'logout_requests',
   'account_settings',
   'signing_keys',
   'clients',

@@ -18,6 +18,7 @@ export function serverMetadata(issuer: string, requirePar: boolean): Record<stri
     pushed_authorization_request_endpoint: `${issuer}/oauth/par`,
     token_endpoint: `${issuer}/oauth/tokens`,
     userinfo_endpoint: `${issuer}/oauth/userinfo`,
+    end_session_endpoint: `${issuer}/oauth/logout`,
     jwks_uri: `${issuer}/.well-known/jwks.json`,
     introspection_endpoint: `${issuer}/oauth/introspect`,
     revocation_endpoint: `${issuer}/oauth/revoke`,

@@ -45,9 +45,8 @@ export class RefreshTokens {
     private readonly box: SecretBox,
   ) {}
 
-  /** Issues a token of the grant; answers it and when it lapses if unused. */
-  async issue(db: Kysely<DB>, accountId: string, grant: RefreshTokenGrant, now: number): Promise<{ token: string; id: string; expiresAt: number }> {
-    const token = randomToken()
+  /** Issues `token` (a new one by default) for the grant; answers it and when it lapses if unused. */
+  async issue(db: Kysely<DB>, accountId: string, grant: RefreshTokenGrant, now: number, token = randomToken()): Promise<{ token: string; id: string; expiresAt: number }> {
     const id = newId('rt', now)
     const expiresAt = Math.min(now + grant.idleTtl * 1000, grant.absoluteExpiresAt)
     await forAccount(db, accountId)

@@ -109,7 +109,7 @@ async function next(deps: AuthorizeRouteDeps, context: BrowserContext, params: R
  * RFC 9700 §4.11 and §4.16: no caching, no referrer leaking codes, no framing (clickjacking); authorize never
  * answers CORS.
  */
-function browserFacing(reply: FastifyReply): void {
+export function browserFacing(reply: FastifyReply): void {
   reply
     .header('cache-control', 'no-store')
     .header('pragma', 'no-cache')
@@ -118,9 +118,10 @@ function browserFacing(reply: FastifyReply): void {
     .header('content-security-policy', "frame-ancestors 'none'")
 }
 
-function send(reply: FastifyReply, navigation: Navigation, issuer: string, post: boolean): FastifyReply {
+export function send(reply: FastifyReply, navigation: Navigation, issuer: string, post: boolean): FastifyReply {
   if (navigation.cookies.length > 0) reply.header('set-cookie', navigation.cookies.map((cookie) => setCookieHeader(issuer, cookie)))
   if (navigation.kind === 'redirect') return reply.redirect(navigation.location, post ? 303 : 302)
+  if (navigation.kind === 'page') return reply.type('text/plain; charset=utf-8').send(navigation.text)
   // OAuth 2.0 Form Post Response Mode §2: a page that posts the response to the client at once.
   const nonce = randomToken(16)
   reply.header('content-security-policy', `default-src 'none'; script-src 'nonce-${nonce}'; frame-ancestors 'none'`)

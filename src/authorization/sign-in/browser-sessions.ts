@@ -2,7 +2,9 @@ import type { Kysely } from 'kysely'
 import { constantTimeEqual, randomToken } from '../../platform/crypto/random.js'
 import { newId } from '../../platform/ids.js'
 import { forAccount } from '../../platform/storage/account-queries.js'
+import type { Outbox } from '../../platform/events/outbox.js'
 import type { DB } from '../../platform/storage/schema.js'
+import type { Tx } from '../../platform/storage/transaction.js'
 import { secretDigest } from './flow-store.js'
 
 /** A user's authentication in one browser: what the ID token's `sid`, `auth_time`, `acr` and `amr` come from. */
@@ -24,7 +26,24 @@ export type NewSession = Omit<BrowserSession, 'id'>
  * stored; a session serves later logins only while it is remembered, unexpired and not ended.
  */
 export class BrowserSessions {
-  constructor(private readonly db: Kysely<DB>) {}
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly outbox: Outbox,
+  ) {}
+
+  /** Ends a live session, announcing it; false when it had ended already. */
+  async end(tx: Tx, accountId: string, sessionId: string, reason: 'logout' | 'revoked', now: number): Promise<boolean> {
+    const ended = await forAccount(tx.db, accountId)
+      .updateTable('browser_sessions')
+      .set({ ended_at: now, updated_at: now })
+      .where('id', '=', sessionId)
+      .where('ended_at', 'is', null)
+      .returning('subject')
+      .executeTakeFirst()
+    if (!ended) return false
+    await this.outbox.record(tx, accountId, 'oauth.session.ended', { session_id: sessionId, subject: ended.subject, reason }, now)
+    return true
+  }
 
   /** The live session a cookie names, if any. */
   async find(accountId: string, cookie: string | undefined, now: number): Promise<BrowserSession | undefined> {

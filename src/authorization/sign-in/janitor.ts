@@ -4,9 +4,9 @@ import type { DB } from '../../platform/storage/schema.js'
 
 /**
  * Housekeeping across every account, not a tenant's query: deletes sign-in rows that can serve no one any more, at
- * most `limit` at a time. A flow lapses with its current stage (a redeemed one with the access token it issued, which
- * userinfo and a replayed code still need until then); a session when it expires; a consent when its `remember_for`
- * ends.
+ * most `limit` at a time. A flow lapses with its current stage (a redeemed one, a grant, with the last token it may
+ * issue, taking its refresh tokens with it); a logout request with its challenge; a session when it expires; a consent
+ * when its `remember_for` ends.
  */
 export class SignInJanitor {
   constructor(
@@ -16,6 +16,10 @@ export class SignInJanitor {
 
   async pruneFlows(now: number, limit: number): Promise<number> {
     return this.dialect.deleteBatch(this.db, 'authorization_flows', { condition: sql`expires_at <= ${now}`, orderBy: 'expires_at', limit })
+  }
+
+  async pruneLogoutRequests(now: number, limit: number): Promise<number> {
+    return this.dialect.deleteBatch(this.db, 'logout_requests', { condition: sql`expires_at <= ${now}`, orderBy: 'expires_at', limit })
   }
 
   async pruneSessions(now: number, limit: number): Promise<number> {

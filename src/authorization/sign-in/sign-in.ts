@@ -8,20 +8,33 @@ import { BrowserSessions } from './browser-sessions.js'
 import { Challenges } from './challenges.js'
 import { Consents } from './consents.js'
 import { FlowStore } from './flow-store.js'
+import type { KeyStore } from '../../platform/keys/key-store.js'
+import { Logouts } from '../logout/logouts.js'
 
-/** OpenID Connect sign-in: the flows, and the browser's and the login app's sides of them. */
+/** OpenID Connect sign-in and logout: the flows, and the browser's and the login app's sides of them. */
 export interface SignIn {
   flows: FlowStore
   authorizeFlow: AuthorizeFlow
   challenges: Challenges
+  logouts: Logouts
 }
 
-export function openSignIn({ db, clients, outbox, clock }: { db: Kysely<DB>; clients: ClientStore; outbox: Outbox; clock: Clock }): SignIn {
+export interface SignInDeps {
+  db: Kysely<DB>
+  clients: ClientStore
+  keys: KeyStore
+  outbox: Outbox
+  clock: Clock
+}
+
+export function openSignIn({ db, clients, keys, outbox, clock }: SignInDeps): SignIn {
   const flows = new FlowStore(db)
   const consents = new Consents(db)
+  const sessions = new BrowserSessions(db, outbox)
   return {
     flows,
-    authorizeFlow: new AuthorizeFlow(db, flows, new BrowserSessions(db), consents, clients),
+    authorizeFlow: new AuthorizeFlow(db, flows, sessions, consents, clients),
     challenges: new Challenges(db, flows, clients, consents, outbox, clock),
+    logouts: new Logouts(db, clients, sessions, keys, clock),
   }
 }

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely'
+import { randomToken } from '../../platform/crypto/random.js'
 import { OAuthError } from '../../platform/http/oauth-errors.js'
 import type { Outbox } from '../../platform/events/outbox.js'
 import type { DB } from '../../platform/storage/schema.js'
@@ -41,13 +42,22 @@ export class RefreshTokenGrant {
 
     const keepSuccessor = context.settings.refresh_token_reuse_interval > 0
     const idSigner = await this.userTokens.idTokenSigner(context, scopes)
-    const answered = await transaction(this.db, async (tx) => {
-      const successor = await this.refreshTokens.issue(tx.db, account.id, { grantId: grant.id, clientId: client.id, scope: scopes, idleTtl: refresh.idleTtl, absoluteExpiresAt: refresh.absoluteExpiresAt }, nowMs)
-      if (!(await this.refreshTokens.spend(tx.db, refresh, keepSuccessor ? successor.token : null, nowMs))) return undefined
-      return this.userTokens.issue(context, grant, scopes, { nonce: false, idSigner, refreshToken: successor.token }).response
-    })
-    // Spent by a request running alongside this one: this one is the reuse.
-    return answered ?? this.#reused(context, { ...refresh, spentAt: nowMs, successor: null }, grant, scopes)
+    const successor = randomToken()
+    const issued = this.userTokens.issue(context, grant, scopes, { nonce: false, idSigner, refreshToken: successor })
+    try {
+      await transaction(this.db, async (tx) => {
+        // Spent first: a request that loses the race for it writes nothing.
+        if (!(await this.refreshTokens.spend(tx.db, refresh, keepSuccessor ? successor : null, nowMs))) throw new SpentMeanwhile()
+        await this.refreshTokens.issue(tx.db, account.id, { grantId: grant.id, clientId: client.id, scope: scopes, idleTtl: refresh.idleTtl, absoluteExpiresAt: refresh.absoluteExpiresAt }, nowMs, successor)
+      })
+    } catch (error) {
+      if (!(error instanceof SpentMeanwhile)) throw error
+      // Spent by a request running alongside this one (a client's retry, perhaps): judged as a reuse, by the row as
+      // that request left it.
+      const spent = await this.refreshTokens.find(account.id, body.refresh_token)
+      return this.#reused(context, spent ?? refresh, grant, scopes)
+    }
+    return issued.response
   }
 
   async #reused(context: GrantContext, refresh: RefreshToken, grant: UserGrant, scopes: readonly string[]): Promise<TokenResponse> {
@@ -64,6 +74,9 @@ export class RefreshTokenGrant {
     throw new OAuthError('invalid_grant', 'The refresh token was used already; its grant is revoked')
   }
 }
+
+/** Rolls back a rotation whose token another request spent first. */
+class SpentMeanwhile extends Error {}
 
 /** RFC 6749 §6: the requested scope, which must be within what the token carries; none requested keeps it all. */
 function narrowed(granted: readonly string[], requested: unknown): string[] {

@@ -28,6 +28,7 @@ export interface DB {
   browser_sessions: BrowserSessionsTable
   consents: ConsentsTable
   refresh_tokens: RefreshTokensTable
+  logout_requests: LogoutRequestsTable
 }
 
 export type AccountStatus = 'active' | 'disabled'
@@ -403,6 +404,26 @@ export interface ConsentsTable {
   updated_at: number
 }
 
+/** An RP-initiated logout waiting for the account's logout app, then for the browser's return. */
+export interface LogoutRequestsTable {
+  id: string
+  account_id: string
+  client_id: string | null
+  /** The browser session the logout ends, if the browser had one (or the hint named one). */
+  session_id: string | null
+  subject: string | null
+  stage: 'waiting' | 'accepted' | 'rejected' | 'done'
+  /** JSON: post_logout_redirect_uri, state, ui_locales. */
+  request: string
+  /** Digest of the logout challenge. */
+  challenge: string | null
+  /** Digest of the verifier the browser brings back. */
+  handle: string | null
+  expires_at: number
+  created_at: number
+  updated_at: number
+}
+
 /**
  * Every index but the primary keys, by table, with the columns it orders by (partial ones cover only some rows: see
  * the migrations). test/platform/migrations.test.ts checks a migrated database against these and the interfaces
@@ -462,5 +483,10 @@ export const INDEXES: { readonly [Table in keyof DB]: Readonly<Record<string, re
     refresh_tokens_hash_idx: ['account_id', 'token_hash'],
     refresh_tokens_grant_idx: ['grant_id'],
     refresh_tokens_expiry_idx: ['expires_at'],
+  },
+  logout_requests: {
+    logout_requests_challenge_idx: ['account_id', 'challenge'],
+    logout_requests_handle_idx: ['account_id', 'handle'],
+    logout_requests_expiry_idx: ['expires_at'],
   },
 }

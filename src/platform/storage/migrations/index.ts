@@ -13,6 +13,8 @@ import * as postgresSignIn from './sign-in/postgres.js'
 import * as sqliteSignIn from './sign-in/sqlite.js'
 import * as postgresRefreshTokens from './refresh-tokens/postgres.js'
 import * as sqliteRefreshTokens from './refresh-tokens/sqlite.js'
+import * as postgresLogout from './logout/postgres.js'
+import * as sqliteLogout from './logout/sqlite.js'
 
 /** The baseline: what databases of development builds, migrated before it existed, are recorded as (see pre-baseline.ts). */
 export const BASELINE = '0001-baseline'
@@ -21,6 +23,7 @@ const MIGRATIONS: Record<string, Record<DialectName, Migration>> = {
   [BASELINE]: { postgres: postgresBaseline, sqlite: sqliteBaseline },
   '0002-sign-in': { postgres: postgresSignIn, sqlite: sqliteSignIn },
   '0003-refresh-tokens': { postgres: postgresRefreshTokens, sqlite: sqliteRefreshTokens },
+  '0004-logout': { postgres: postgresLogout, sqlite: sqliteLogout },
 }
 
 /** Where Kysely's migrator records the migrations that have run. */
