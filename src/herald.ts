@@ -159,7 +159,7 @@ export async function openHerald(options: HeraldOptions): Promise<Herald> {
   const grants: Grants = {
     client_credentials: clientCredentialsGrant,
     authorization_code: new AuthorizationCodeGrant(db, signIn.flows, userTokens, refreshTokens, grantRevocation).issue,
-    refresh_token: new RefreshTokenGrant(db, signIn.flows, refreshTokens, userTokens, grantRevocation, outbox).issue,
+    refresh_token: new RefreshTokenGrant(db, refreshTokens, userTokens, grantRevocation, outbox).issue,
   }
   const webhooks = openWebhooks({ config, database, box, clock, log, notifications, invalidation, outbox, settings, outbound })
   const pruners = {

@@ -3,8 +3,8 @@ import { randomToken } from '../../platform/crypto/random.js'
 import type { SecretBox } from '../../platform/crypto/secret-box.js'
 import { newId } from '../../platform/ids.js'
 import { forAccount } from '../../platform/storage/account-queries.js'
-import type { DB } from '../../platform/storage/schema.js'
-import { secretDigest } from '../sign-in/flow-store.js'
+import type { DB, RefreshTokensTable } from '../../platform/storage/schema.js'
+import { type Flow, flowFromRow, secretDigest } from '../sign-in/flow-store.js'
 
 /** A refresh token as the refresh grant reads it. */
 export interface RefreshToken {
@@ -69,7 +69,46 @@ export class RefreshTokens {
 
   async find(accountId: string, token: string): Promise<RefreshToken | undefined> {
     const row = await forAccount(this.db, accountId).selectFrom('refresh_tokens').selectAll().where('token_hash', '=', secretDigest(token)).executeTakeFirst()
+    return row && this.#fromRow(row)
+  }
+
+  /** The token with its grant, in one statement: a refresh needs both. */
+  async findWithGrant(accountId: string, token: string): Promise<{ refresh: RefreshToken; grant: Flow } | undefined> {
+    const row = await forAccount(this.db, accountId)
+      .selectFrom('refresh_tokens')
+      .innerJoin('authorization_flows as grant', (join) => join.onRef('grant.id', '=', 'refresh_tokens.grant_id').onRef('grant.account_id', '=', 'refresh_tokens.account_id'))
+      .selectAll('grant')
+      .select([
+        'refresh_tokens.id as token_id',
+        'refresh_tokens.client_id as token_client_id',
+        'refresh_tokens.scope as token_scope',
+        'refresh_tokens.idle_ttl as token_idle_ttl',
+        'refresh_tokens.expires_at as token_expires_at',
+        'refresh_tokens.absolute_expires_at as token_absolute_expires_at',
+        'refresh_tokens.spent_at as token_spent_at',
+        'refresh_tokens.successor as token_successor',
+      ])
+      .where('refresh_tokens.token_hash', '=', secretDigest(token))
+      .executeTakeFirst()
     if (!row) return undefined
+    const refresh = this.#fromRow({
+      id: row.token_id,
+      account_id: row.account_id,
+      grant_id: row.id,
+      client_id: row.token_client_id,
+      token_hash: '',
+      scope: row.token_scope,
+      idle_ttl: row.token_idle_ttl,
+      expires_at: row.token_expires_at,
+      absolute_expires_at: row.token_absolute_expires_at,
+      spent_at: row.token_spent_at,
+      successor: row.token_successor,
+      created_at: 0,
+    })
+    return { refresh, grant: flowFromRow(row) }
+  }
+
+  #fromRow(row: RefreshTokensTable): RefreshToken {
     return {
       id: row.id,
       accountId: row.account_id,

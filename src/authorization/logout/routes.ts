@@ -5,9 +5,8 @@ import { named, problemResponses, ref } from '../../platform/http/schemas.js'
 import type { App } from '../../platform/http/types.js'
 import type { SettingsStore } from '../../platform/settings/settings.js'
 import { OAUTH_BODY_LIMIT } from '../token/token-request.js'
-import { type RawParameters, UntrustedRequestError, untrustedSingle } from '../sign-in/authorization-request.js'
-import { browserFacing, send, sendUntrusted } from '../sign-in/authorize-routes.js'
-import { readCookies } from '../sign-in/cookies.js'
+import { type RawParameters, untrustedSingle } from '../sign-in/authorization-request.js'
+import { answerInBrowser } from '../sign-in/browser-endpoint.js'
 import type { Logouts } from './logouts.js'
 
 export interface LogoutRouteDeps {
@@ -81,17 +80,8 @@ export function logoutRequestRoutes(app: App, logouts: Logouts): void {
 }
 
 async function logout(deps: LogoutRouteDeps, request: FastifyRequest, reply: FastifyReply, params: RawParameters): Promise<FastifyReply> {
-  browserFacing(reply)
-  const { account, issuer } = request
-  const settings = await deps.settings.get(account.id)
-  if (!settings) throw new Error('An account without settings')
-  const context = { account, issuer, settings, cookies: readCookies(request.headers.cookie), now: deps.clock.now() }
-  const post = request.method === 'POST'
-  try {
+  return answerInBrowser(deps, request, reply, (context) => {
     const verifier = untrustedSingle(params, 'logout_verifier')
-    return send(reply, verifier === undefined ? await deps.logouts.start(context, params) : await deps.logouts.finish(context, verifier), issuer, post)
-  } catch (error) {
-    if (error instanceof UntrustedRequestError) return sendUntrusted(reply, settings, error, post)
-    throw error
-  }
+    return verifier === undefined ? deps.logouts.start(context, params) : deps.logouts.finish(context, verifier)
+  })
 }

@@ -1,16 +1,15 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import type { Clock } from '../../platform/clock.js'
-import { randomToken } from '../../platform/crypto/random.js'
 import type { App } from '../../platform/http/types.js'
-import type { AccountSettings, SettingsStore } from '../../platform/settings/settings.js'
+import type { SettingsStore } from '../../platform/settings/settings.js'
 import type { ClientStore } from '../clients/client-store.js'
 import { OAUTH_BODY_LIMIT } from '../token/token-request.js'
-import { AuthorizationError, type RawParameters, UntrustedRequestError, trustedTarget, untrustedSingle, validateRequest } from './authorization-request.js'
+import { type RawParameters, UntrustedRequestError, trustedTarget, untrustedSingle, validateRequest } from './authorization-request.js'
 import type { AuthorizeFlow, BrowserContext } from './authorize-flow.js'
-import { readCookies, setCookieHeader } from './cookies.js'
+import { answerInBrowser } from './browser-endpoint.js'
 import type { FlowStore } from './flow-store.js'
-import { type Navigation, toClient, withQuery } from './navigation.js'
+import type { Navigation } from './navigation.js'
 import { pushedFlow } from './pushed-requests.js'
 
 export interface AuthorizeRouteDeps {
@@ -68,21 +67,7 @@ export function authorizeRoutes(app: App, deps: AuthorizeRouteDeps): void {
 }
 
 async function authorize(deps: AuthorizeRouteDeps, request: FastifyRequest, reply: FastifyReply, params: RawParameters): Promise<FastifyReply> {
-  browserFacing(reply)
-  const { account, issuer } = request
-  const settings = await deps.settings.get(account.id)
-  if (!settings) throw new Error('An account without settings')
-  const context: BrowserContext = { account, issuer, settings, cookies: readCookies(request.headers.cookie), now: deps.clock.now() }
-  const post = request.method === 'POST'
-  try {
-    return send(reply, await next(deps, context, params), issuer, post)
-  } catch (error) {
-    if (error instanceof AuthorizationError) {
-      return send(reply, toClient(error.target, issuer, { error: error.code, error_description: error.description }), issuer, post)
-    }
-    if (error instanceof UntrustedRequestError) return sendUntrusted(reply, settings, error, post)
-    throw error
-  }
+  return answerInBrowser(deps, request, reply, (context) => next(deps, context, params))
 }
 
 /** The step the parameters call for: a new request (or a pushed one), or the way back from the login or consent app. */
@@ -103,44 +88,4 @@ async function next(deps: AuthorizeRouteDeps, context: BrowserContext, params: R
   }
   const target = trustedTarget(params, client)
   return deps.authorizeFlow.start(context, client!, validateRequest(params, client!, target, context.settings, false))
-}
-
-/**
- * RFC 9700 §4.11 and §4.16: no caching, no referrer leaking codes, no framing (clickjacking); authorize never
- * answers CORS.
- */
-export function browserFacing(reply: FastifyReply): void {
-  reply
-    .header('cache-control', 'no-store')
-    .header('pragma', 'no-cache')
-    .header('referrer-policy', 'no-referrer')
-    .header('x-frame-options', 'DENY')
-    .header('content-security-policy', "frame-ancestors 'none'")
-}
-
-export function send(reply: FastifyReply, navigation: Navigation, issuer: string, post: boolean): FastifyReply {
-  if (navigation.cookies.length > 0) reply.header('set-cookie', navigation.cookies.map((cookie) => setCookieHeader(issuer, cookie)))
-  if (navigation.kind === 'redirect') return reply.redirect(navigation.location, post ? 303 : 302)
-  if (navigation.kind === 'page') return reply.type('text/plain; charset=utf-8').send(navigation.text)
-  // OAuth 2.0 Form Post Response Mode §2: a page that posts the response to the client at once.
-  const nonce = randomToken(16)
-  reply.header('content-security-policy', `default-src 'none'; script-src 'nonce-${nonce}'; frame-ancestors 'none'`)
-  const inputs = Object.entries(navigation.fields).map(([name, value]) => `<input type="hidden" name="${escapeHtml(name)}" value="${escapeHtml(value)}">`)
-  const page = `<!DOCTYPE html><html><head><meta charset="utf-8"><title>Signing in</title></head><body><form method="post" action="${escapeHtml(navigation.action)}">${inputs.join('')}<noscript><button type="submit">Continue</button></noscript></form><script nonce="${nonce}">document.forms[0].submit()</script></body></html>`
-  return reply.type('text/html; charset=utf-8').send(page)
-}
-
-/**
- * An error that can't go to the client: to the account's error page if it has one, else a plain answer. Nothing
- * from the request is echoed, so the page can't be used to show an attacker's text.
- */
-export function sendUntrusted(reply: FastifyReply, settings: AccountSettings | undefined, error: UntrustedRequestError, post: boolean): FastifyReply {
-  if (settings?.error_url) return reply.redirect(withQuery(settings.error_url, { error: error.code, error_description: error.description }), post ? 303 : 302)
-  return reply.status(400).type('text/plain; charset=utf-8').send(`${error.code}: ${error.description}\n`)
-}
-
-const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }
-
-function escapeHtml(value: string): string {
-  return value.replace(/[&<>"']/g, (char) => HTML_ESCAPES[char]!)
 }

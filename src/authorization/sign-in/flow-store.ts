@@ -90,18 +90,18 @@ export class FlowStore {
   /** The flow whose login or consent challenge this is. */
   async byChallenge(accountId: string, challenge: string): Promise<Flow | undefined> {
     const row = await forAccount(this.db, accountId).selectFrom('authorization_flows').selectAll().where('challenge', '=', secretDigest(challenge)).executeTakeFirst()
-    return row && fromRow(row)
+    return row && flowFromRow(row)
   }
 
   /** The flow whose request_uri, verifier or code this is. */
   async byHandle(accountId: string, handle: string): Promise<Flow | undefined> {
     const row = await forAccount(this.db, accountId).selectFrom('authorization_flows').selectAll().where('handle', '=', secretDigest(handle)).executeTakeFirst()
-    return row && fromRow(row)
+    return row && flowFromRow(row)
   }
 
   async byId(accountId: string, id: string): Promise<Flow | undefined> {
     const row = await forAccount(this.db, accountId).selectFrom('authorization_flows').selectAll().where('id', '=', id).executeTakeFirst()
-    return row && fromRow(row)
+    return row && flowFromRow(row)
   }
 
   /** Moves `flow` on from the stage it was read in; false when another request moved it first. */
@@ -120,7 +120,8 @@ function parsed<T>(text: string | null): T | null {
   return text === null ? null : (JSON.parse(text) as T)
 }
 
-function fromRow(row: AuthorizationFlowsTable): Flow {
+/** A stored flow, its JSON columns parsed; for queries that read flows joined to other rows. */
+export function flowFromRow(row: AuthorizationFlowsTable): Flow {
   return {
     id: row.id,
     accountId: row.account_id,

@@ -6,7 +6,6 @@ import type { DB } from '../../platform/storage/schema.js'
 import { transaction } from '../../platform/storage/transaction.js'
 import type { GrantRevocation } from '../grants/grant-revocation.js'
 import type { RefreshToken, RefreshTokens } from '../grants/refresh-tokens.js'
-import type { FlowStore } from '../sign-in/flow-store.js'
 import type { GrantContext, TokenResponse } from './grants.js'
 import { isValidScopeToken } from './scope-policy.js'
 import { type UserGrant, type UserTokens, isUserGrant } from './user-tokens.js'
@@ -22,7 +21,6 @@ const UNKNOWN = 'The refresh token is unknown, expired, revoked, or was issued t
 export class RefreshTokenGrant {
   constructor(
     private readonly db: Kysely<DB>,
-    private readonly flows: FlowStore,
     private readonly refreshTokens: RefreshTokens,
     private readonly userTokens: UserTokens,
     private readonly grants: GrantRevocation,
@@ -32,9 +30,9 @@ export class RefreshTokenGrant {
   readonly issue = async (context: GrantContext): Promise<TokenResponse> => {
     const { account, client, body, nowMs } = context
     if (typeof body.refresh_token !== 'string' || body.refresh_token === '') throw new OAuthError('invalid_request', 'refresh_token is required')
-    const refresh = await this.refreshTokens.find(account.id, body.refresh_token)
-    if (!refresh || refresh.clientId !== client.id) throw new OAuthError('invalid_grant', UNKNOWN)
-    const grant = await this.flows.byId(account.id, refresh.grantId)
+    const found = await this.refreshTokens.findWithGrant(account.id, body.refresh_token)
+    if (!found || found.refresh.clientId !== client.id) throw new OAuthError('invalid_grant', UNKNOWN)
+    const { refresh, grant } = found
     if (!isUserGrant(grant) || grant.revokedAt !== null) throw new OAuthError('invalid_grant', UNKNOWN)
     const scopes = narrowed(refresh.scope, body.scope)
     if (refresh.spentAt !== null) return this.#reused(context, refresh, grant, scopes)
