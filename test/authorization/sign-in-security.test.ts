@@ -236,6 +236,28 @@ forEachDialect((dialect) => {
       expect((await s.app.loginRequest(challengeIn(started.location, 'login'))).body).toMatchObject({ skip: true, subject: 'user-1' })
     })
 
+    it('checks id_token_hint: the same user goes on, another needs a new login, and garbage is refused', async () => {
+      const s = await setup()
+      const idToken = async (browser: Browser, subject: string) => {
+        const callback = await signIn(browser, s.app, authorizeUrl(s, { scope: 'openid', nonce: 'n' }), subject)
+        const answer = await call<{ id_token: string }>(`${s.account.base}/oauth/tokens`, 'POST', {
+          headers: { authorization: basicAuth(s.rp.clientId, s.rp.clientSecret) },
+          form: { grant_type: 'authorization_code', code: callback.searchParams.get('code')!, redirect_uri: REDIRECT_URI, code_verifier: VERIFIER },
+        })
+        return answer.body.id_token
+      }
+      const browser = new Browser()
+      const alice = await idToken(browser, 'alice')
+      const bob = await idToken(new Browser(), 'bob')
+      await signIn(browser, s.app, authorizeUrl(s), 'alice', { remember: true })
+      const same = await browser.open(authorizeUrl(s, { prompt: 'none', id_token_hint: alice }))
+      expect((await s.app.loginRequest(challengeIn(same.location, 'login'))).body).toMatchObject({ skip: true, subject: 'alice' })
+      expectRedirectedError(await browser.open(authorizeUrl(s, { prompt: 'none', id_token_hint: bob })), s.account.issuer, 'login_required')
+      const other = await browser.open(authorizeUrl(s, { id_token_hint: bob }))
+      expect((await s.app.loginRequest(challengeIn(other.location, 'login'))).body.skip).toBe(false)
+      expectRedirectedError(await browser.open(authorizeUrl(s, { id_token_hint: 'a.b.c' })), s.account.issuer, 'invalid_request')
+    })
+
     it("forgets the previous user's session when another signs in without remember", async () => {
       const s = await setup()
       const browser = new Browser()

@@ -14,7 +14,7 @@ import type { BrowserSessions } from '../sign-in/browser-sessions.js'
 import { SESSION_COOKIE, expired } from '../sign-in/cookies.js'
 import { secretDigest } from '../sign-in/flow-store.js'
 import { type Navigation, withQuery } from '../sign-in/navigation.js'
-import { verifyIdTokenHint } from './id-token-hint.js'
+import { verifyIdTokenHint } from '../token/id-token-hint.js'
 
 /** Where the browser goes once the logout is done: the client's registered page, with the request's state. */
 interface LogoutRequest {

@@ -29,6 +29,8 @@ export interface AuthorizationRequest {
   ui_locales: string[]
   /** RFC 8707 resource indicators, each one the client registered in its `audience`. */
   resource: string[]
+  /** An ID token naming the user the client expects (OpenID Connect Core §3.1.2.1); checked when the flow starts. */
+  id_token_hint: string | null
 }
 
 /** Where an authorization response (or error) goes once the redirect_uri is trusted. */
@@ -169,6 +171,7 @@ export function validateRequest(params: RawParameters, client: RegisteredClient,
     acr_values: list('acr_values'),
     ui_locales: list('ui_locales'),
     resource,
+    id_token_hint: single('id_token_hint') ?? null,
   }
 }
 

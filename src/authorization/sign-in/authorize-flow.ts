@@ -5,7 +5,9 @@ import { newId } from '../../platform/ids.js'
 import type { AccountSettings } from '../../platform/settings/settings.js'
 import type { DB } from '../../platform/storage/schema.js'
 import { transaction } from '../../platform/storage/transaction.js'
+import type { KeyStore } from '../../platform/keys/key-store.js'
 import type { ClientStore, RegisteredClient } from '../clients/client-store.js'
+import { verifyIdTokenHint } from '../token/id-token-hint.js'
 import { type AuthorizationRequest, AuthorizationError, type ResponseTarget, UntrustedRequestError } from './authorization-request.js'
 import { type BrowserSession, type BrowserSessions, newSessionId } from './browser-sessions.js'
 import { type Consents, covers } from './consents.js'
@@ -39,6 +41,7 @@ export class AuthorizeFlow {
     private readonly sessions: BrowserSessions,
     private readonly consents: Consents,
     private readonly clients: ClientStore,
+    private readonly keys: KeyStore,
   ) {}
 
   /** A validated request: on to the login app, noting the browser's live session so the app may skip its form. */
@@ -89,16 +92,27 @@ export class AuthorizeFlow {
    */
   async #skippableSession(context: BrowserContext, client: RegisteredClient, request: AuthorizationRequest): Promise<BrowserSession | undefined> {
     const { now } = context
+    const target = targetOf(request)
+    const hinted = await this.#hintedSubject(context, request)
     const session = await this.sessions.find(context.account.id, context.cookies[SESSION_COOKIE], now)
     const maxAgeMet = (authTime: number) => request.max_age === null || Math.floor(now / 1000) - authTime <= request.max_age
-    const skip = session && !request.prompt.includes('login') && maxAgeMet(session.authTime) ? session : undefined
+    // A hint for another user than the session's means a new login (OpenID Connect Core §3.1.2.1).
+    const sameUser = (subject: string) => hinted === undefined || hinted === subject
+    const skip = session && !request.prompt.includes('login') && maxAgeMet(session.authTime) && sameUser(session.subject) ? session : undefined
     if (!request.prompt.includes('none')) return skip
-    const target = targetOf(request)
     if (!skip) throw new AuthorizationError('login_required', 'The user is not signed in', target)
     if (!(await this.#consentSkipped(context.account.id, client, skip.subject, request, now))) {
       throw new AuthorizationError('consent_required', 'The user has not consented to this request', target)
     }
     return skip
+  }
+
+  /** The subject an id_token_hint names; a hint that is not this account's ID token is an error for the client. */
+  async #hintedSubject(context: BrowserContext, request: AuthorizationRequest): Promise<string | undefined> {
+    if (request.id_token_hint === null) return undefined
+    const hint = await verifyIdTokenHint(this.keys, context.account.id, context.issuer, request.id_token_hint, context.now)
+    if (!hint) throw new AuthorizationError('invalid_request', 'id_token_hint is not an ID token of this account', targetOf(request))
+    return hint.subject
   }
 
   /** Back from the login app: start (or keep) the browser session, then on to consent, or straight to the code. */

@@ -201,5 +201,6 @@ function authorizeParameters(request: Flow['request']): Record<string, string> {
   if (request.acr_values.length > 0) params.acr_values = request.acr_values.join(' ')
   if (request.ui_locales.length > 0) params.ui_locales = request.ui_locales.join(' ')
   if (request.resource.length > 0) params.resource = request.resource.join(' ')
+  if (request.id_token_hint !== null) params.id_token_hint = request.id_token_hint
   return params
 }

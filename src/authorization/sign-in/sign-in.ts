@@ -33,7 +33,7 @@ export function openSignIn({ db, clients, keys, outbox, clock }: SignInDeps): Si
   const sessions = new BrowserSessions(db, outbox)
   return {
     flows,
-    authorizeFlow: new AuthorizeFlow(db, flows, sessions, consents, clients),
+    authorizeFlow: new AuthorizeFlow(db, flows, sessions, consents, clients, keys),
     challenges: new Challenges(db, flows, clients, consents, outbox, clock),
     logouts: new Logouts(db, clients, sessions, keys, clock),
   }
