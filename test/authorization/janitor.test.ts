@@ -1,9 +1,8 @@
 import { expect, it } from 'vitest'
 import { forEachDialect, useHerald } from '../support/herald.js'
-import { basicAuth, call, createAccount, managementToken } from '../support/http.js'
-import { Browser, LoginApp, REDIRECT_URI, prepareSignIn, signIn } from '../support/sign-in.js'
+import { call, createAccount, managementToken } from '../support/http.js'
+import { Browser, LoginApp, authorizationUrl, prepareSignIn, redeemCode, signIn } from '../support/sign-in.js'
 
-const CHALLENGE = 'ZtNPunH49FD35FWYhT5Tv8I7vRKQJ8uxMaL0_9eHjNA'
 const HOUR = 3600_000
 
 /** The sign-in tables stay bounded: every kind of row goes once it can serve no one, and live ones stay. */
@@ -16,15 +15,11 @@ forEachDialect((dialect) => {
     const settings = { logout_url: 'https://login.example/logout', session_ttl: 2 * 3600, refresh_token_idle_ttl: 3600, refresh_token_absolute_ttl: 3 * 3600 }
     expect((await call(`${account.base}/settings`, 'PATCH', { token: admin, json: settings })).status).toBe(200)
     const rp = await prepareSignIn(account, { grant_types: ['authorization_code', 'refresh_token'], scope: 'openid offline_access' })
-    const url = `${account.base}/oauth/authorize?${new URLSearchParams({ response_type: 'code', client_id: rp.clientId, redirect_uri: REDIRECT_URI, scope: 'openid offline_access', code_challenge: CHALLENGE, code_challenge_method: 'S256' })}`
+    const url = authorizationUrl(account.base, rp.clientId, { scope: 'openid offline_access' })
 
     const signedIn = async (rememberFor: number) => {
       const callback = await signIn(new Browser(), await LoginApp.of(account), url, `user-${rememberFor}`, { remember: true, remember_for: rememberFor })
-      const tokens = await call<{ refresh_token: string }>(`${account.base}/oauth/tokens`, 'POST', {
-        headers: { authorization: basicAuth(rp.clientId, rp.clientSecret) },
-        form: { grant_type: 'authorization_code', code: callback.searchParams.get('code')!, redirect_uri: REDIRECT_URI, code_verifier: 'a'.repeat(43) },
-      })
-      expect(tokens.status).toBe(200)
+      expect((await redeemCode(account.base, rp, callback)).status).toBe(200)
     }
     await signedIn(HOUR / 1000)
     await new Browser().open(url)

@@ -3,7 +3,7 @@ import * as oidc from 'openid-client'
 import { describe, expect, it } from 'vitest'
 import { forEachDialect, useHerald } from '../support/herald.js'
 import { basicAuth, call, createAccount, managementToken } from '../support/http.js'
-import { Browser, LoginApp, REDIRECT_URI, prepareSignIn, signIn } from '../support/sign-in.js'
+import { Browser, LoginApp, REDIRECT_URI, authorizationUrl, prepareSignIn, redeemCode, signIn } from '../support/sign-in.js'
 
 /** Refresh tokens: rotation, reuse detection that revokes the grant, lifetimes that never grow (RFC 9700 §4.14). */
 forEachDialect((dialect) => {
@@ -65,12 +65,8 @@ forEachDialect((dialect) => {
     const account = await createAccount(h.current)
     const rp = await prepareSignIn(account, { grant_types: ['authorization_code'], scope: 'openid offline_access' })
     const app = await LoginApp.of(account)
-    const url = `${account.base}/oauth/authorize?${new URLSearchParams({ response_type: 'code', client_id: rp.clientId, redirect_uri: REDIRECT_URI, scope: 'openid offline_access', code_challenge: 'ZtNPunH49FD35FWYhT5Tv8I7vRKQJ8uxMaL0_9eHjNA', code_challenge_method: 'S256' })}`
-    const callback = await signIn(new Browser(), app, url, 'u')
-    const answer = await call<Record<string, unknown>>(`${account.base}/oauth/tokens`, 'POST', {
-      headers: { authorization: basicAuth(rp.clientId, rp.clientSecret) },
-      form: { grant_type: 'authorization_code', code: callback.searchParams.get('code')!, redirect_uri: REDIRECT_URI, code_verifier: 'a'.repeat(43) },
-    })
+    const callback = await signIn(new Browser(), app, authorizationUrl(account.base, rp.clientId, { scope: 'openid offline_access' }), 'u')
+    const answer = await redeemCode(account.base, rp, callback)
     expect(answer.status).toBe(200)
     expect(answer.body).not.toHaveProperty('refresh_token')
   })

@@ -1,10 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { forEachDialect, useHerald } from '../support/herald.js'
 import { basicAuth, call, createAccount, managementToken } from '../support/http.js'
-import { Browser, LoginApp, REDIRECT_URI, challengeIn, prepareSignIn, signIn } from '../support/sign-in.js'
-
-const VERIFIER = 'a'.repeat(43)
-const CHALLENGE = 'ZtNPunH49FD35FWYhT5Tv8I7vRKQJ8uxMaL0_9eHjNA'
+import { Browser, LoginApp, authorizationUrl, challengeIn, prepareSignIn, redeemCode, signIn } from '../support/sign-in.js'
 
 /** The management API over a subject's sessions and consents (`herald:sessions:write`). */
 forEachDialect((dialect) => {
@@ -14,13 +11,10 @@ forEachDialect((dialect) => {
     const account = await createAccount(h.current)
     const rp = await prepareSignIn(account, { grant_types: ['authorization_code', 'refresh_token'], scope: 'openid offline_access' })
     const app = await LoginApp.of(account)
-    const url = `${account.base}/oauth/authorize?${new URLSearchParams({ response_type: 'code', client_id: rp.clientId, redirect_uri: REDIRECT_URI, scope: 'openid offline_access', code_challenge: CHALLENGE, code_challenge_method: 'S256' })}`
+    const url = authorizationUrl(account.base, rp.clientId, { scope: 'openid offline_access' })
     const browser = new Browser()
     const callback = await signIn(browser, app, url, 'user-1', { remember: true })
-    const tokens = await call<{ access_token: string; refresh_token: string }>(`${account.base}/oauth/tokens`, 'POST', {
-      headers: { authorization: basicAuth(rp.clientId, rp.clientSecret) },
-      form: { grant_type: 'authorization_code', code: callback.searchParams.get('code')!, redirect_uri: REDIRECT_URI, code_verifier: VERIFIER },
-    })
+    const tokens = await redeemCode<{ access_token: string; refresh_token: string }>(account.base, rp, callback)
     expect(tokens.status).toBe(200)
     return { account, rp, app, url, browser, tokens: tokens.body, token: await managementToken(account, 'herald:sessions:write') }
   }

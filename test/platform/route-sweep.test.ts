@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { type CreatedAccount, forEachDialect, OPERATOR_TOKEN, type TestHerald, useHerald } from '../support/herald.js'
 import { basicAuth, call, createAccount, managementToken } from '../support/http.js'
-import { Browser, LoginApp, REDIRECT_URI, challengeIn, prepareSignIn, signIn } from '../support/sign-in.js'
+import { Browser, LoginApp, authorizationUrl, challengeIn, prepareSignIn, redeemCode, signIn } from '../support/sign-in.js'
 import { LOCAL_DELIVERY } from '../webhooks/support.js'
 
 interface Operation {
@@ -47,15 +47,8 @@ interface Sample {
   status?: number
 }
 
-/** An authorization request of the account's relying party (PKCE's challenge of a verifier of all `a`s). */
-const authorizeQuery = (ids: Fixture) => ({
-  response_type: 'code',
-  client_id: ids.rpClientId,
-  redirect_uri: REDIRECT_URI,
-  scope: 'openid',
-  code_challenge: 'ZtNPunH49FD35FWYhT5Tv8I7vRKQJ8uxMaL0_9eHjNA',
-  code_challenge_method: 'S256',
-})
+/** An authorization request of the account's relying party, with the fixed PKCE challenge. */
+const authorizeQuery = (ids: Fixture) => Object.fromEntries(new URL(authorizationUrl('http://x', ids.rpClientId)).searchParams)
 
 const RECEIVER = 'http://127.0.0.1:9/hook'
 
@@ -170,7 +163,7 @@ async function furnished(h: TestHerald, name: string): Promise<{ account: Create
   const rp = await prepareSignIn(account)
   const app = await LoginApp.of(account)
   const loginChallenge = async () => {
-    const url = `${account.base}/oauth/authorize?${new URLSearchParams(authorizeQuery({ rpClientId: rp.clientId } as Fixture))}`
+    const url = authorizationUrl(account.base, rp.clientId)
     const browser = new Browser()
     return { browser, challenge: challengeIn((await browser.open(url)).location, 'login') }
   }
@@ -204,14 +197,10 @@ async function furnished(h: TestHerald, name: string): Promise<{ account: Create
   return { account, token, ids }
 }
 
-/** A user's access token, from a whole sign-in of the relying party (PKCE verifier: 43 `a`s). */
+/** A user's access token, from a whole sign-in of the relying party. */
 async function signedInUserToken(base: string, rp: { clientId: string; clientSecret: string }, app: LoginApp): Promise<string> {
-  const url = `${base}/oauth/authorize?${new URLSearchParams(authorizeQuery({ rpClientId: rp.clientId } as Fixture))}`
-  const callback = await signIn(new Browser(), app, url, 'swept')
-  const tokens = await call<{ access_token: string }>(`${base}/oauth/tokens`, 'POST', {
-    headers: { authorization: basicAuth(rp.clientId, rp.clientSecret) },
-    form: { grant_type: 'authorization_code', code: callback.searchParams.get('code')!, redirect_uri: REDIRECT_URI, code_verifier: 'a'.repeat(43) },
-  })
+  const callback = await signIn(new Browser(), app, authorizationUrl(base, rp.clientId), 'swept')
+  const tokens = await redeemCode<{ access_token: string }>(base, rp, callback)
   expect(tokens.status, tokens.text).toBe(200)
   return tokens.body.access_token
 }

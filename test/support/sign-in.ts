@@ -1,11 +1,30 @@
+import { createHash } from 'node:crypto'
 import { expect } from 'vitest'
 import type { CreatedAccount } from './herald.js'
-import { call, managementToken } from './http.js'
+import { basicAuth, call, managementToken } from './http.js'
 
 /** The account's login and consent app, as Herald sees it: pages it never fetches, only sends browsers to. */
 export const LOGIN_URL = 'https://login.example/login'
 export const CONSENT_URL = 'https://login.example/consent'
 export const REDIRECT_URI = 'http://127.0.0.1:9/callback'
+
+/** A fixed PKCE pair (RFC 7636), for tests that drive the flow by hand rather than through openid-client. */
+export const PKCE_VERIFIER = 'a'.repeat(43)
+export const PKCE_CHALLENGE = createHash('sha256').update(PKCE_VERIFIER).digest('base64url')
+
+/** An authorization request of `clientId` to REDIRECT_URI with the fixed PKCE challenge; `params` add or override. */
+export function authorizationUrl(base: string, clientId: string, params: Record<string, string> = {}): string {
+  const query = { response_type: 'code', client_id: clientId, redirect_uri: REDIRECT_URI, scope: 'openid', code_challenge: PKCE_CHALLENGE, code_challenge_method: 'S256', ...params }
+  return `${base}/oauth/authorize?${new URLSearchParams(query)}`
+}
+
+/** Redeems the code of a callback with the fixed PKCE verifier, as the relying party would. */
+export async function redeemCode<T = Record<string, unknown>>(base: string, client: SignInClient, callback: URL) {
+  return call<T>(`${base}/oauth/tokens`, 'POST', {
+    headers: { authorization: basicAuth(client.clientId, client.clientSecret) },
+    form: { grant_type: 'authorization_code', code: callback.searchParams.get('code') ?? '', redirect_uri: REDIRECT_URI, code_verifier: PKCE_VERIFIER },
+  })
+}
 
 export interface SignInClient {
   clientId: string

@@ -32,7 +32,7 @@ export function targetOf(request: AuthorizationRequest): ResponseTarget {
  * The browser's side of sign-in (Ory Hydra's model): authorize records the request and sends the browser to the
  * account's login app with a challenge; the app answers the challenge through the management API and sends the
  * browser back with a verifier; consent works the same way; then the client gets its code. Each verifier is
- * single-use and valid only in the browser that started the flow (its `herald_browser` cookie).
+ * single-use and valid only in the browser that started the flow (its flow cookie, see flowCookie).
  */
 export class AuthorizeFlow {
   constructor(

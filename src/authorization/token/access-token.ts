@@ -24,9 +24,14 @@ export interface IssuedAccessToken {
   expiresIn: number
 }
 
-/** The access token lifetime: the account's, narrowed by the client's when it sets a shorter one. */
+/** A lifetime of the account's, narrowed by the client's own when it sets a shorter one (never lengthened). */
+export function narrowedLifetime(account: number, client: number | null): number {
+  return client === null ? account : Math.min(account, client)
+}
+
+/** The access token lifetime: the account's, narrowed by the client's. */
 export function accessTokenLifetime(settings: AccountSettings, client: RegisteredClient): number {
-  return Math.min(settings.access_token_ttl, client.metadata.access_token_ttl ?? Number.POSITIVE_INFINITY)
+  return narrowedLifetime(settings.access_token_ttl, client.metadata.access_token_ttl)
 }
 
 /** An RFC 9068 JWT access token signed with the account's current key for its configured algorithm. */

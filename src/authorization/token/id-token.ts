@@ -1,5 +1,6 @@
 import { type JwtSigner, signJwt } from '../../platform/keys/material.js'
 import { sha256 } from '../../platform/crypto/random.js'
+import { narrowedLifetime } from './access-token.js'
 import type { AccountSettings } from '../../platform/settings/settings.js'
 import type { RegisteredClient } from '../clients/client-store.js'
 
@@ -22,9 +23,9 @@ export interface IdTokenInput {
   nowMs: number
 }
 
-/** The ID token lifetime: the account's, narrowed by the client's when it sets a shorter one. */
+/** The ID token lifetime: the account's, narrowed by the client's. */
 export function idTokenLifetime(settings: AccountSettings, client: RegisteredClient): number {
-  return Math.min(settings.id_token_ttl, client.metadata.id_token_ttl ?? Number.POSITIVE_INFINITY)
+  return narrowedLifetime(settings.id_token_ttl, client.metadata.id_token_ttl)
 }
 
 /**

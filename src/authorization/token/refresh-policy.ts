@@ -1,5 +1,6 @@
 import type { AccountSettings } from '../../platform/settings/settings.js'
 import type { RegisteredClient } from '../clients/client-store.js'
+import { narrowedLifetime } from './access-token.js'
 
 /**
  * Whether a grant gets a refresh token: the client registered the refresh_token grant and, for an OpenID Connect
@@ -14,7 +15,6 @@ export function refreshTokenAllowed(client: RegisteredClient, scopes: readonly s
  * narrowed by the client's when it sets a shorter one.
  */
 export function refreshLifetimes(settings: AccountSettings, client: RegisteredClient, now: number): { idleTtl: number; absoluteExpiresAt: number } {
-  const narrowed = (account: number, own: number | null) => Math.min(account, own ?? Number.POSITIVE_INFINITY)
-  const absolute = narrowed(settings.refresh_token_absolute_ttl, client.metadata.refresh_token_absolute_ttl)
-  return { idleTtl: narrowed(settings.refresh_token_idle_ttl, client.metadata.refresh_token_idle_ttl), absoluteExpiresAt: now + absolute * 1000 }
+  const absolute = narrowedLifetime(settings.refresh_token_absolute_ttl, client.metadata.refresh_token_absolute_ttl)
+  return { idleTtl: narrowedLifetime(settings.refresh_token_idle_ttl, client.metadata.refresh_token_idle_ttl), absoluteExpiresAt: now + absolute * 1000 }
 }
