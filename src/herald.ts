@@ -37,6 +37,7 @@ import { UserTokens } from './authorization/token/user-tokens.js'
 import { GrantRevocation } from './authorization/grants/grant-revocation.js'
 import { RefreshTokens } from './authorization/grants/refresh-tokens.js'
 import { UserSessions } from './authorization/sessions/user-sessions.js'
+import { LogoutTokens } from './authorization/logout/backchannel.js'
 import { type Grants, clientCredentialsGrant } from './authorization/token/grants.js'
 
 /**
@@ -143,7 +144,7 @@ export async function openHeraldCore({ config, log, clock = systemClock }: Heral
 /** The core and everything the API and the delivery workers add to it; `startBackgroundWork` sets it running. */
 export async function openHerald(options: HeraldOptions): Promise<Herald> {
   const core = await openHeraldCore(options)
-  const { config, clock, log, database, box, notifications, invalidation, outbox, settings, clients, keys } = core
+  const { config, clock, log, database, box, notifications, invalidation, outbox, settings, clients, keys, accounts } = core
   const { db } = database
   const changeFeed = new ChangeFeed(db, database.dialect, clock, log, invalidation)
   const revocations = new TokenRevocations(db, database.dialect, outbox)
@@ -151,7 +152,10 @@ export async function openHerald(options: HeraldOptions): Promise<Herald> {
   const outbound = createGuardedAgent({ allowedCidrs: config.webhookAllowedCidrs })
   const keySets = new ClientKeySets(outbound, clock, log, { allowHttp: config.allowHttpOutbound })
   const assertionReplay = new AssertionReplay(db, database.dialect, clock)
-  const signIn = openSignIn({ db, clients, keys, outbox, clock })
+  const logoutTokens = new LogoutTokens(keys, clients, (accountId) => accounts.issuerOf(accountId))
+  const webhooks = openWebhooks({ config, database, box, clock, log, notifications, invalidation, outbox, settings, outbound, logoutTokens })
+  const logoutEndpoints = webhooks.clientLogoutEndpoints
+  const signIn = openSignIn({ db, clients, keys, outbox, clock, logoutEndpoints })
   const janitor = new SignInJanitor(db, database.dialect)
   const refreshTokens = new RefreshTokens(db, box)
   const grantRevocation = new GrantRevocation(db, refreshTokens, revocations, outbox)
@@ -161,7 +165,6 @@ export async function openHerald(options: HeraldOptions): Promise<Herald> {
     authorization_code: new AuthorizationCodeGrant(db, signIn.flows, userTokens, refreshTokens, grantRevocation).issue,
     refresh_token: new RefreshTokenGrant(db, refreshTokens, userTokens, grantRevocation, outbox).issue,
   }
-  const webhooks = openWebhooks({ config, database, box, clock, log, notifications, invalidation, outbox, settings, outbound })
   const pruners = {
     revocations: new Pruner('expired token revocations', (limit) => revocations.pruneExpired(clock.now() - PRUNE_GRACE_MS, limit), log),
     assertionIds: new Pruner('used client assertion ids', (limit) => assertionReplay.pruneExpired(limit), log),
@@ -175,7 +178,7 @@ export async function openHerald(options: HeraldOptions): Promise<Herald> {
   return {
     ...core,
     changeFeed,
-    clientAdmin: new Clients(db, clients, clock, outbox, { allowHttp: config.allowHttpOutbound, allowedCidrs: config.webhookAllowedCidrs }),
+    clientAdmin: new Clients(db, clients, clock, outbox, { allowHttp: config.allowHttpOutbound, allowedCidrs: config.webhookAllowedCidrs }, logoutEndpoints),
     revocations,
     pruners,
     accessTokens,
@@ -187,7 +190,7 @@ export async function openHerald(options: HeraldOptions): Promise<Herald> {
     grants,
     grantRevocation,
     signIn,
-    userSessions: new UserSessions(db, grantRevocation, outbox, clock),
+    userSessions: new UserSessions(db, signIn.sessions, grantRevocation, outbox, clock),
     webhooks,
     async startBackgroundWork() {
       await notifications.start()

@@ -14,9 +14,10 @@ import { DeliveryQueue } from './delivery/delivery-queue.js'
 import { DEFAULT_WORKER_OPTIONS, DeliveryWorker } from './delivery/delivery-worker.js'
 import { FanOut } from './delivery/fan-out.js'
 import { RecoveryJobs } from './delivery/recovery-jobs.js'
-import { DEFAULT_SENDER_OPTIONS, Sender } from './delivery/sender.js'
+import { DEFAULT_SENDER_OPTIONS, type LogoutTokenSource, Sender } from './delivery/sender.js'
 import { WakeSignal } from './delivery/wake.js'
 import { EndpointStore } from './endpoints/endpoint-store.js'
+import { ClientLogoutEndpoints } from './endpoints/client-logout-endpoints.js'
 import { Endpoints } from './endpoints/endpoints.js'
 import { StatusSweeps } from './endpoints/status-sweeps.js'
 import { Events } from './events/events.js'
@@ -27,6 +28,8 @@ import { Subscriptions } from './subscriptions/subscriptions.js'
 /** The webhook area, wired: what the API routes use, the worker, and the housekeeping. */
 export interface Webhooks {
   endpoints: Endpoints
+  /** The endpoints of clients' back-channel logout, for the authorization area. */
+  clientLogoutEndpoints: ClientLogoutEndpoints
   subscriptions: Subscriptions
   events: Events
   deliveries: Deliveries
@@ -49,9 +52,11 @@ export interface WebhookDeps {
   outbox: Outbox
   settings: SettingsStore
   outbound: Agent
+  /** Signs what goes to clients' logout endpoints. */
+  logoutTokens: LogoutTokenSource
 }
 
-export function openWebhooks({ config, database, box, clock, log, notifications, invalidation, outbox, settings, outbound }: WebhookDeps): Webhooks {
+export function openWebhooks({ config, database, box, clock, log, notifications, invalidation, outbox, settings, outbound, logoutTokens }: WebhookDeps): Webhooks {
   const { db, dialect } = database
   const wake = new WakeSignal(notifications)
   // DESIGN: a lease outlasts the attempt's timeout and the flush that records it, with room to spare.
@@ -65,11 +70,12 @@ export function openWebhooks({ config, database, box, clock, log, notifications,
   const jobs = new RecoveryJobs(db, dialect, clock, wake)
   const queue = new DeliveryQueue(db, dialect, clock, settings, endpoints, outbox)
   const metrics = new WebhookMetrics(db, clock)
-  const sender = new Sender(outbound, clock, { ...DEFAULT_SENDER_OPTIONS, timeoutMs: config.webhookTimeoutMs })
+  const sender = new Sender(outbound, clock, { ...DEFAULT_SENDER_OPTIONS, timeoutMs: config.webhookTimeoutMs }, logoutTokens)
   const worker = new DeliveryWorker(queue, fanOut, jobs, sweeps, store, sender, metrics, clock, log, wake, workerOptions)
   const retention = new WebhookRetention(db, dialect, clock)
   return {
     endpoints,
+    clientLogoutEndpoints: new ClientLogoutEndpoints(endpoints, dialect, wake, clock),
     subscriptions: new Subscriptions(db, store, clock),
     events: new Events(db, fanOut, clock, dialect),
     deliveries: new Deliveries(db, dialect, clock, wake),

@@ -34,7 +34,8 @@ export class Receiver {
     this.#server = server
   }
 
-  static async start(respond?: Responder): Promise<Receiver> {
+  /** `port` 0 picks a free one; a given port brings a closed receiver back where it was. */
+  static async start(respond?: Responder, port = 0): Promise<Receiver> {
     const server = createServer()
     const receiver = new Receiver(server)
     if (respond) receiver.respond = respond
@@ -57,12 +58,16 @@ export class Receiver {
         else send()
       })
     })
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve))
     return receiver
   }
 
+  get port(): number {
+    return (this.#server.address() as AddressInfo).port
+  }
+
   get url(): string {
-    return `http://127.0.0.1:${(this.#server.address() as AddressInfo).port}/hooks`
+    return `http://127.0.0.1:${this.port}/hooks`
   }
 
   /** The `webhook-id`s received, in order. */

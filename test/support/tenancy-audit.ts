@@ -34,6 +34,7 @@ export const TENANT_TABLES: ReadonlySet<string> = new Set([
   'consents',
   'refresh_tokens',
   'logout_requests',
+  'session_clients',
   'account_settings',
   'signing_keys',
   'clients',

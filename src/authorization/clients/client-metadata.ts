@@ -53,6 +53,10 @@ export const ClientMetadataFields = {
   id_token_signed_response_alg: Type.Enum(['RS256', 'ES256'], { description: 'How ID tokens for this client are signed (OpenID Connect Dynamic Registration §2)' }),
   require_pkce: Type.Boolean({ description: 'Authorization requests must carry an S256 code_challenge; only a confidential client may turn it off' }),
   require_pushed_authorization_requests: Type.Boolean({ description: 'Authorization requests must be pushed first (RFC 9126 §6)' }),
+  backchannel_logout_uri: Type.Union([Url, Type.Null()], {
+    description: 'Where Herald POSTs a logout token when a session the client took part in ends (OpenID Connect Back-Channel Logout 1.0); vetted like a webhook URL',
+  }),
+  backchannel_logout_session_required: Type.Boolean({ description: 'The logout token must carry `sid`; Herald always sends both `sub` and `sid`' }),
 }
 
 export const ClientMetadataSchema = Type.Object(ClientMetadataFields)
@@ -85,6 +89,8 @@ export const DEFAULT_METADATA: ClientMetadata = {
   id_token_signed_response_alg: 'RS256',
   require_pkce: true,
   require_pushed_authorization_requests: false,
+  backchannel_logout_uri: null,
+  backchannel_logout_session_required: false,
 }
 
 export function scopesOf(metadata: Pick<ClientMetadata, 'scope'>): string[] {
@@ -105,8 +111,8 @@ export function usesSecret(method: TokenEndpointAuthMethod): boolean {
  * once, each pointing at its field. `knownScopes` are the account's registered scope names.
  */
 export interface MetadataPolicy {
-  /** `HERALD_WEBHOOK_ALLOW_HTTP`: a plain-http `jwks_uri` is accepted (tests and development). */
-  allowHttpJwksUri?: boolean
+  /** `HERALD_WEBHOOK_ALLOW_HTTP`: a plain-http `jwks_uri` or `backchannel_logout_uri` is accepted (tests and development). */
+  allowHttpOutbound?: boolean
 }
 
 export function metadataProblems(metadata: ClientMetadata, knownScopes: ReadonlySet<string>, policy: MetadataPolicy = {}): FieldError[] {
@@ -142,8 +148,11 @@ export function metadataProblems(metadata: ClientMetadata, knownScopes: Readonly
   if (method === 'private_key_jwt' && metadata.jwks === null && metadata.jwks_uri === null) {
     problem('jwks', 'private_key_jwt needs jwks or jwks_uri')
   }
-  const jwksUriReason = metadata.jwks_uri === null ? undefined : jwksUriProblem(metadata.jwks_uri, policy.allowHttpJwksUri ?? false)
-  if (jwksUriReason) problem('jwks_uri', jwksUriReason)
+  for (const field of OUTBOUND_URI_FIELDS) {
+    const value = metadata[field]
+    const reason = value === null ? undefined : outboundUriProblem(value, policy.allowHttpOutbound ?? false)
+    if (reason) problem(field, reason)
+  }
   metadata.jwks?.keys.forEach((key, index) => {
     if ('d' in key || 'p' in key || 'k' in key) problem(`jwks/keys/${index}`, 'must be a public key (no private or symmetric members)')
   })
@@ -215,8 +224,11 @@ function responseParameterClash(uri: string): string | undefined {
   return present.length > 0 ? `must not have the authorization response's parameters in its query: ${present.join(', ')}` : undefined
 }
 
-/** Why a `jwks_uri` is refused, or undefined: https only, unless the operator allowed plain http for outbound requests. */
-export function jwksUriProblem(uri: string, allowHttp: boolean): string | undefined {
+/** The URLs Herald itself calls: each is vetted like a webhook URL (see Clients). */
+export const OUTBOUND_URI_FIELDS = ['jwks_uri', 'backchannel_logout_uri'] as const
+
+/** Why a URL Herald will call is refused, or undefined: https only, unless the operator allowed plain http for outbound requests. */
+export function outboundUriProblem(uri: string, allowHttp: boolean): string | undefined {
   if (isHttpsUrl(uri)) return undefined
   if (allowHttp && isHttpUrl(uri)) return undefined
   return allowHttp ? 'must be an http or https URL without a fragment' : 'must be an https URL'

@@ -9,7 +9,8 @@ import { decodeCursor, type Page, toPage } from '../../platform/pagination.js'
 import type { DB } from '../../platform/storage/schema.js'
 import { type Tx, transaction } from '../../platform/storage/transaction.js'
 import { listScopeNames } from '../scopes/scope-store.js'
-import { type ClientMetadata, DEFAULT_METADATA, metadataProblems, scopesOf, usesSecret } from './client-metadata.js'
+import type { BackchannelLogoutEndpoints } from '../logout/backchannel.js'
+import { type ClientMetadata, DEFAULT_METADATA, OUTBOUND_URI_FIELDS, metadataProblems, scopesOf, usesSecret } from './client-metadata.js'
 import type { ClientStore, RegisteredClient } from './client-store.js'
 import { checkScopeCeiling } from './scope-ceiling.js'
 import { hashClientSecret, newClientSecret } from './secrets.js'
@@ -38,16 +39,18 @@ export class Clients {
     private readonly clock: Clock,
     private readonly outbox: Outbox,
     private readonly urlPolicy: OutboundUrlPolicy,
+    private readonly logoutEndpoints: BackchannelLogoutEndpoints,
   ) {}
 
   async create(accountId: string, input: Partial<ClientMetadata>, held: ReadonlySet<string>): Promise<ClientWithSecret> {
-    const jwksUri = await this.#jwksUriProblem(input.jwks_uri)
+    const unsafeUrls = await this.#outboundUrlProblems(input)
     return transaction(this.db, async (tx) => {
-      const metadata = await this.#validated(tx, accountId, { ...DEFAULT_METADATA, ...input }, jwksUri)
+      const metadata = await this.#validated(tx, accountId, { ...DEFAULT_METADATA, ...input }, unsafeUrls)
       checkScopeCeiling(held, scopesOf(metadata))
       const secret = usesSecret(metadata.token_endpoint_auth_method) ? newClientSecret() : undefined
       const now = this.clock.now()
       const client = await this.store.insert(tx, accountId, newId('cli', now), metadata, secret === undefined ? null : hashClientSecret(secret))
+      if (metadata.backchannel_logout_uri !== null) await this.logoutEndpoints.sync(tx, accountId, client.id, metadata.backchannel_logout_uri)
       const view = toView(client)
       await this.outbox.record(tx, accountId, 'oauth.client.created', view, now)
       return withSecret(view, secret)
@@ -68,10 +71,10 @@ export class Clients {
    * secret if the client had none; leaving secrets behind removes the old one.
    */
   async update(accountId: string, clientId: string, changes: Partial<ClientMetadata>, held: ReadonlySet<string>): Promise<ClientWithSecret> {
-    const jwksUri = await this.#jwksUriProblem(changes.jwks_uri)
+    const unsafeUrls = await this.#outboundUrlProblems(changes)
     return transaction(this.db, async (tx) => {
       const client = await this.#existing(tx.db, accountId, clientId)
-      const metadata = await this.#validated(tx, accountId, { ...client.metadata, ...changes }, jwksUri)
+      const metadata = await this.#validated(tx, accountId, { ...client.metadata, ...changes }, unsafeUrls)
       checkScopeCeiling(held, [...client.scopes, ...scopesOf(metadata)])
       if (await this.#isAdminClient(tx, accountId, clientId) && changesAccess(client.metadata, metadata)) {
         throw new ProblemError('conflict', "The scopes, grant types and authentication method of the account's original management client are fixed")
@@ -84,6 +87,7 @@ export class Clients {
         secretHash = hashClientSecret(secret)
       }
       const view = toView(await this.store.update(tx, client, metadata, secretHash))
+      if (metadata.backchannel_logout_uri !== client.metadata.backchannel_logout_uri) await this.logoutEndpoints.sync(tx, accountId, clientId, metadata.backchannel_logout_uri)
       await this.outbox.record(tx, accountId, 'oauth.client.updated', view, this.clock.now())
       return withSecret(view, secret)
     })
@@ -112,6 +116,8 @@ export class Clients {
       if (await this.#isAdminClient(tx, accountId, clientId)) {
         throw new ProblemError('conflict', "The account's original management client can't be deleted; reset its secret instead")
       }
+      // Its logout endpoint goes with it, cancelling the logout tokens it had not received.
+      if (client.metadata.backchannel_logout_uri !== null) await this.logoutEndpoints.sync(tx, accountId, clientId, null)
       await this.store.delete(tx, accountId, clientId)
       await this.outbox.record(tx, accountId, 'oauth.client.deleted', { client_id: client.id, client_name: client.metadata.client_name }, this.clock.now())
     })
@@ -123,11 +129,11 @@ export class Clients {
     return client
   }
 
-  /** `jwksUriProblem` is what outboundUrlProblem found, added unless the metadata's own checks refuse the URL already. */
-  async #validated(tx: Tx, accountId: string, metadata: ClientMetadata, jwksUriProblem: FieldError | undefined): Promise<ClientMetadata> {
+  /** `unsafeUrls` are what outboundUrlProblem found, each added unless the metadata's own checks refuse that URL already. */
+  async #validated(tx: Tx, accountId: string, metadata: ClientMetadata, unsafeUrls: readonly FieldError[]): Promise<ClientMetadata> {
     const known = new Set<string>([...(await listScopeNames(tx.db, accountId)), ...MANAGEMENT_SCOPES])
-    const problems = metadataProblems(metadata, known, { allowHttpJwksUri: this.urlPolicy.allowHttp })
-    if (jwksUriProblem && !problems.some((problem) => problem.pointer === jwksUriProblem.pointer)) problems.push(jwksUriProblem)
+    const problems = metadataProblems(metadata, known, { allowHttpOutbound: this.urlPolicy.allowHttp })
+    for (const unsafe of unsafeUrls) if (!problems.some((problem) => problem.pointer === unsafe.pointer)) problems.push(unsafe)
     if (problems.length > 0) {
       throw new ProblemError('validation_failed', problems.map((p) => `${p.pointer.slice('/body/'.length)} ${p.message}`).join('; '), problems)
     }
@@ -135,13 +141,19 @@ export class Clients {
   }
 
   /**
-   * A `jwks_uri` is vetted like a webhook URL: one naming a private, loopback or metadata address is refused now,
-   * not only when Herald fetches it. Outside the transaction, since a name may take seconds to resolve.
+   * The URLs Herald will call (`jwks_uri`, `backchannel_logout_uri`) are vetted like a webhook URL: one naming a
+   * private, loopback or metadata address is refused now, not only when Herald calls it. Outside the transaction,
+   * since a name may take seconds to resolve.
    */
-  async #jwksUriProblem(uri: string | null | undefined): Promise<FieldError | undefined> {
-    if (typeof uri !== 'string') return undefined
-    const reason = await outboundUrlProblem(uri, this.urlPolicy)
-    return reason === undefined ? undefined : { pointer: '/body/jwks_uri', message: reason }
+  async #outboundUrlProblems(metadata: Partial<ClientMetadata>): Promise<FieldError[]> {
+    const problems: FieldError[] = []
+    for (const field of OUTBOUND_URI_FIELDS) {
+      const uri = metadata[field]
+      if (typeof uri !== 'string') continue
+      const reason = await outboundUrlProblem(uri, this.urlPolicy)
+      if (reason !== undefined) problems.push({ pointer: `/body/${field}`, message: reason })
+    }
+    return problems
   }
 
   /** The account's original management client is the way back in: it can't be deleted or lose its access. */

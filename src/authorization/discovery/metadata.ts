@@ -19,6 +19,8 @@ export function serverMetadata(issuer: string, requirePar: boolean): Record<stri
     token_endpoint: `${issuer}/oauth/tokens`,
     userinfo_endpoint: `${issuer}/oauth/userinfo`,
     end_session_endpoint: `${issuer}/oauth/logout`,
+    backchannel_logout_supported: true,
+    backchannel_logout_session_supported: true,
     jwks_uri: `${issuer}/.well-known/jwks.json`,
     introspection_endpoint: `${issuer}/oauth/introspect`,
     revocation_endpoint: `${issuer}/oauth/revoke`,

@@ -120,7 +120,7 @@ export class Logouts {
   }
 
   async #end(accountId: string, sessionId: string, now: number): Promise<void> {
-    await transaction(this.db, (tx) => this.sessions.end(tx, accountId, sessionId, 'logout', now))
+    await transaction(this.db, (tx) => this.sessions.end(tx, accountId, { sessionId }, 'logout', now))
   }
 
   async #waiting(accountId: string, challenge: string): Promise<LogoutRequestsTable> {

@@ -6,6 +6,7 @@ import { forAccount } from '../../platform/storage/account-queries.js'
 import type { BrowserSessionsTable, ConsentsTable, DB } from '../../platform/storage/schema.js'
 import { transaction } from '../../platform/storage/transaction.js'
 import type { GrantRevocation } from '../grants/grant-revocation.js'
+import type { BrowserSessions } from '../sign-in/browser-sessions.js'
 
 export interface SessionView {
   id: string
@@ -39,6 +40,7 @@ const iso = (ms: number) => new Date(ms).toISOString()
 export class UserSessions {
   constructor(
     private readonly db: Kysely<DB>,
+    private readonly sessions: BrowserSessions,
     private readonly grants: GrantRevocation,
     private readonly outbox: Outbox,
     private readonly clock: Clock,
@@ -61,15 +63,7 @@ export class UserSessions {
 
   /** Ends the subject's live sessions (or one of them); answers how many ended. */
   async endSessions(accountId: string, subject: string, sessionId: string | undefined): Promise<number> {
-    const now = this.clock.now()
-    return transaction(this.db, async (tx) => {
-      let query = forAccount(tx.db, accountId).updateTable('browser_sessions').set({ ended_at: now, updated_at: now }).where('subject', '=', subject).where('ended_at', 'is', null)
-      if (sessionId !== undefined) query = query.where('id', '=', sessionId)
-      const ended = await query.returning('id').execute()
-      const events = ended.map((row) => ({ accountId, type: 'oauth.session.ended', data: { session_id: row.id, subject, reason: 'revoked' } }))
-      await this.outbox.recordAll(tx, events, now)
-      return ended.length
-    })
+    return transaction(this.db, (tx) => this.sessions.end(tx, accountId, { subject, sessionId }, 'revoked', this.clock.now()))
   }
 
   async listConsents(accountId: string, subject: string, clientId: string | undefined, limit: number, cursor: string | undefined): Promise<Page<ConsentView>> {

@@ -143,12 +143,14 @@ export class AuthorizeFlow {
     }
     await transaction(this.db, async (tx) => {
       if (!(await this.flows.advance(tx.db, flow, changes, now))) throw usedVerifier()
-      if (!newSession) return
-      const cookie = await this.sessions.create(tx.db, account.id, sessionId, { subject, authTime: login.auth_time, acr: login.acr, amr: login.amr, remembered: login.remember, expiresAt: now + lifetime * 1000 }, now)
-      // A new login replaces whatever session the browser had: remembered, or forgotten, so that a later login in
-      // this browser can't be skipped as the user who signed in before.
-      if (login.remember) cookies.push({ name: SESSION_COOKIE, value: cookie, maxAge: lifetime })
-      else if (context.cookies[SESSION_COOKIE] !== undefined) cookies.push(expired(SESSION_COOKIE))
+      if (newSession) {
+        const cookie = await this.sessions.create(tx.db, account.id, sessionId, { subject, authTime: login.auth_time, acr: login.acr, amr: login.amr, remembered: login.remember, expiresAt: now + lifetime * 1000 }, now)
+        // A new login replaces whatever session the browser had: remembered, or forgotten, so that a later login in
+        // this browser can't be skipped as the user who signed in before.
+        if (login.remember) cookies.push({ name: SESSION_COOKIE, value: cookie, maxAge: lifetime })
+        else if (context.cookies[SESSION_COOKIE] !== undefined) cookies.push(expired(SESSION_COOKIE))
+      }
+      if (code !== undefined) await this.sessions.joined(tx.db, account.id, sessionId, client, now)
     })
     if (code !== undefined) return toClient(target, context.issuer, { code }, [...cookies, expired(flowCookie(flow.id))])
     if (challenge === undefined) throw new AuthorizationError('consent_required', 'The user has not consented to this request', target)
@@ -166,15 +168,21 @@ export class AuthorizeFlow {
     const code = randomToken()
     const changes = { stage: 'code', handle: secretDigest(code), challenge: null, expires_at: now + settings.authorization_code_ttl * 1000 } as const
     const subject = flow.subject
-    // Issuing the code is one statement; a consent to remember is written with it, in one transaction.
-    if (!consent.remember) {
+    const client = await this.#clientOf(flow)
+    const sessionId = flow.sessionId
+    const joins = sessionId !== null && client.metadata.backchannel_logout_uri !== null
+    // Issuing the code is one statement; a consent to remember, or the session's new client, is written with it.
+    if (!consent.remember && !joins) {
       if (!(await this.flows.advance(this.db, flow, changes, now))) throw usedVerifier()
     } else {
       await transaction(this.db, async (tx) => {
         if (!(await this.flows.advance(tx.db, flow, changes, now))) throw usedVerifier()
-        const remembered = { scope: consent.grant_scope, audience: consent.grant_audience, session: consent.session }
-        const expiresAt = consent.remember_for ? now + consent.remember_for * 1000 : null
-        await this.consents.remember(tx.db, account.id, subject, flow.clientId, remembered, expiresAt, now)
+        if (consent.remember) {
+          const remembered = { scope: consent.grant_scope, audience: consent.grant_audience, session: consent.session }
+          const expiresAt = consent.remember_for ? now + consent.remember_for * 1000 : null
+          await this.consents.remember(tx.db, account.id, subject, flow.clientId, remembered, expiresAt, now)
+        }
+        if (sessionId !== null) await this.sessions.joined(tx.db, account.id, sessionId, client, now)
       })
     }
     return toClient(target, context.issuer, { code }, [expired(flowCookie(flow.id))])

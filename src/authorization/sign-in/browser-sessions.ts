@@ -5,6 +5,8 @@ import { forAccount } from '../../platform/storage/account-queries.js'
 import type { Outbox } from '../../platform/events/outbox.js'
 import type { DB } from '../../platform/storage/schema.js'
 import type { Tx } from '../../platform/storage/transaction.js'
+import type { RegisteredClient } from '../clients/client-store.js'
+import type { BackchannelLogoutEndpoints } from '../logout/backchannel.js'
 import { secretDigest } from './flow-store.js'
 
 /** A user's authentication in one browser: what the ID token's `sid`, `auth_time`, `acr` and `amr` come from. */
@@ -29,20 +31,35 @@ export class BrowserSessions {
   constructor(
     private readonly db: Kysely<DB>,
     private readonly outbox: Outbox,
+    private readonly logoutEndpoints: BackchannelLogoutEndpoints,
   ) {}
 
-  /** Ends a live session, announcing it; false when it had ended already. */
-  async end(tx: Tx, accountId: string, sessionId: string, reason: 'logout' | 'revoked', now: number): Promise<boolean> {
-    const ended = await forAccount(tx.db, accountId)
-      .updateTable('browser_sessions')
-      .set({ ended_at: now, updated_at: now })
-      .where('id', '=', sessionId)
-      .where('ended_at', 'is', null)
-      .returning('subject')
-      .executeTakeFirst()
-    if (!ended) return false
-    await this.outbox.record(tx, accountId, 'oauth.session.ended', { session_id: sessionId, subject: ended.subject, reason }, now)
-    return true
+  /**
+   * Ends the live sessions `which` names (one by id, a subject's, or one of a subject's), announcing each with
+   * `oauth.session.ended` and telling the clients that took part in it through their back-channel logout endpoints;
+   * answers how many ended.
+   */
+  async end(tx: Tx, accountId: string, which: { sessionId?: string; subject?: string }, reason: 'logout' | 'revoked', now: number): Promise<number> {
+    let query = forAccount(tx.db, accountId).updateTable('browser_sessions').set({ ended_at: now, updated_at: now }).where('ended_at', 'is', null)
+    if (which.sessionId !== undefined) query = query.where('id', '=', which.sessionId)
+    if (which.subject !== undefined) query = query.where('subject', '=', which.subject)
+    const ended = await query.returning(['id', 'subject']).execute()
+    const events = ended.map((row) => ({ accountId, type: 'oauth.session.ended', data: { session_id: row.id, subject: row.subject, reason } }))
+    const eventIds = await this.outbox.recordAll(tx, events, now)
+    await this.logoutEndpoints.notify(tx, accountId, ended.map((row, index) => ({ sessionId: row.id, eventId: eventIds[index]! })))
+    return ended.length
+  }
+
+  /**
+   * Notes that `clientId` took part in the session, when the client has a back-channel logout endpoint to tell
+   * when the session ends. `db` is the caller's transaction.
+   */
+  async joined(db: Kysely<DB>, accountId: string, sessionId: string, client: RegisteredClient, now: number): Promise<void> {
+    if (client.metadata.backchannel_logout_uri === null) return
+    await forAccount(db, accountId)
+      .insertInto('session_clients', { session_id: sessionId, client_id: client.id, created_at: now })
+      .onConflict((conflict) => conflict.columns(['session_id', 'client_id']).doNothing())
+      .execute()
   }
 
   /** The live session a cookie names, if any. */

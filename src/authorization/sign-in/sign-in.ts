@@ -9,11 +9,13 @@ import { Challenges } from './challenges.js'
 import { Consents } from './consents.js'
 import { FlowStore } from './flow-store.js'
 import type { KeyStore } from '../../platform/keys/key-store.js'
+import type { BackchannelLogoutEndpoints } from '../logout/backchannel.js'
 import { Logouts } from '../logout/logouts.js'
 
 /** OpenID Connect sign-in and logout: the flows, and the browser's and the login app's sides of them. */
 export interface SignIn {
   flows: FlowStore
+  sessions: BrowserSessions
   authorizeFlow: AuthorizeFlow
   challenges: Challenges
   logouts: Logouts
@@ -25,14 +27,16 @@ export interface SignInDeps {
   keys: KeyStore
   outbox: Outbox
   clock: Clock
+  logoutEndpoints: BackchannelLogoutEndpoints
 }
 
-export function openSignIn({ db, clients, keys, outbox, clock }: SignInDeps): SignIn {
+export function openSignIn({ db, clients, keys, outbox, clock, logoutEndpoints }: SignInDeps): SignIn {
   const flows = new FlowStore(db)
   const consents = new Consents(db)
-  const sessions = new BrowserSessions(db, outbox)
+  const sessions = new BrowserSessions(db, outbox, logoutEndpoints)
   return {
     flows,
+    sessions,
     authorizeFlow: new AuthorizeFlow(db, flows, sessions, consents, clients, keys),
     challenges: new Challenges(db, flows, clients, consents, outbox, clock),
     logouts: new Logouts(db, clients, sessions, keys, clock),

@@ -10,19 +10,22 @@ import type { Tx } from '../storage/transaction.js'
 export class Outbox {
   constructor(private readonly notifications: Notifications) {}
 
-  /** `data` describes the resource and must never hold a secret. */
-  async record(tx: Tx, accountId: string, type: string, data: object, now: number): Promise<void> {
-    await this.recordAll(tx, [{ accountId, type, data }], now)
+  /** `data` describes the resource and must never hold a secret. Answers the event's id. */
+  async record(tx: Tx, accountId: string, type: string, data: object, now: number): Promise<string> {
+    const [id] = await this.recordAll(tx, [{ accountId, type, data }], now)
+    return id!
   }
 
-  /** Several events in one statement and one signal, for work that announces a batch (failed deliveries). */
-  async recordAll(tx: Tx, events: ReadonlyArray<{ accountId: string; type: string; data: object }>, now: number): Promise<void> {
-    if (events.length === 0) return
-    await tx.db
-      .insertInto('events')
-      .values(events.map(({ accountId, type, data }) => ({ id: newId('evt', now), account_id: accountId, type, data: JSON.stringify(data), created_at: now, idempotency_key: null, fanned_out_at: null })))
-      .execute()
+  /**
+   * Several events in one statement and one signal, for work that announces a batch (failed deliveries). Answers
+   * their ids, in order.
+   */
+  async recordAll(tx: Tx, events: ReadonlyArray<{ accountId: string; type: string; data: object }>, now: number): Promise<string[]> {
+    if (events.length === 0) return []
+    const rows = events.map(({ accountId, type, data }) => ({ id: newId('evt', now), account_id: accountId, type, data: JSON.stringify(data), created_at: now, idempotency_key: null, fanned_out_at: null }))
+    await tx.db.insertInto('events').values(rows).execute()
     // The webhook workers' `events` work signal (webhooks/delivery/wake.ts).
     await this.notifications.send(tx, 'herald_webhooks', 'events')
+    return rows.map((row) => row.id)
   }
 }

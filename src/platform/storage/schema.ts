@@ -29,6 +29,7 @@ export interface DB {
   consents: ConsentsTable
   refresh_tokens: RefreshTokensTable
   logout_requests: LogoutRequestsTable
+  session_clients: SessionClientsTable
 }
 
 export type AccountStatus = 'active' | 'disabled'
@@ -214,6 +215,8 @@ export interface WebhookEndpointsTable {
   rate_window_count: number
   created_at: number
   updated_at: number
+  /** Set on the endpoint that carries this client's back-channel logout tokens; null on the account's own endpoints. */
+  client_id: string | null
 }
 
 export interface WebhookSubscriptionsTable {
@@ -424,6 +427,14 @@ export interface LogoutRequestsTable {
   updated_at: number
 }
 
+/** A client that took part in a browser session and has a back-channel logout endpoint: it is told when the session ends. */
+export interface SessionClientsTable {
+  account_id: string
+  session_id: string
+  client_id: string
+  created_at: number
+}
+
 /**
  * Every index but the primary keys, by table, with the columns it orders by (partial ones cover only some rows: see
  * the migrations). test/platform/migrations.test.ts checks a migrated database against these and the interfaces
@@ -447,7 +458,7 @@ export const INDEXES: { readonly [Table in keyof DB]: Readonly<Record<string, re
   client_assertion_jtis: { client_assertion_jtis_expiry_idx: ['expires_at'] },
   event_idempotency_keys: { event_idempotency_keys_expiry_idx: ['expires_at'] },
   custom_event_types: {},
-  webhook_endpoints: { webhook_endpoints_account_idx: ['account_id', 'id'] },
+  webhook_endpoints: { webhook_endpoints_account_idx: ['account_id', 'id'], webhook_endpoints_client_idx: ['account_id', 'client_id'] },
   webhook_subscriptions: {
     webhook_subscriptions_account_idx: ['account_id', 'id'],
     webhook_subscriptions_endpoint_idx: ['endpoint_id'],
@@ -489,4 +500,5 @@ export const INDEXES: { readonly [Table in keyof DB]: Readonly<Record<string, re
     logout_requests_handle_idx: ['account_id', 'handle'],
     logout_requests_expiry_idx: ['expires_at'],
   },
+  session_clients: { session_clients_client_idx: ['client_id'] },
 }

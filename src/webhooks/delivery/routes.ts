@@ -27,7 +27,7 @@ const AttemptSchema = named(
     started_at: Timestamp,
     duration_ms: Type.Union([Type.Integer(), Type.Null()]),
     response_status: Type.Union([Type.Integer(), Type.Null()]),
-    error: Type.Union([Type.String(), Type.Null()], { description: 'timeout, refused, dns, tls, blocked_address, reset, response_too_large, network or worker_lost' }),
+    error: Type.Union([Type.String(), Type.Null()], { description: 'timeout, refused, dns, tls, blocked_address, reset, response_too_large, network, worker_lost, or signing_failed (a logout token could not be signed)' }),
     response_excerpt: Type.Union([Type.String(), Type.Null()], { description: 'The first KiB of the response body' }),
   }),
 )

@@ -16,37 +16,51 @@ export interface SenderOptions {
 
 export const DEFAULT_SENDER_OPTIONS: SenderOptions = { timeoutMs: 15_000, excerptBytes: 1024 }
 
+/**
+ * Signs the logout token (OpenID Connect Back-Channel Logout 1.0 §2.4) that an attempt to a client's logout endpoint
+ * carries, from the `oauth.session.ended` event delivered; the authorization area provides it.
+ */
+export interface LogoutTokenSource {
+  logoutToken(delivery: ClaimedDelivery, clientId: string, nowMs: number): Promise<string>
+}
+
 const USER_AGENT = 'Herald-Webhooks/0.1'
 
+interface Request {
+  headers: Record<string, string>
+  body: string
+}
+
 /**
- * Sends one attempt of a delivery, signed afresh (Standard Webhooks), through the SSRF-guarded agent, and
- * reports what happened. It never throws: a refusal, a timeout or a reset is an outcome like a 500.
+ * Sends one attempt of a delivery through the SSRF-guarded agent, and reports what happened: an event signed afresh
+ * (Standard Webhooks), or, to a client's logout endpoint, a logout token. It never throws: a refusal, a timeout or a
+ * reset is an outcome like a 500.
  */
 export class Sender {
   constructor(
     private readonly agent: Dispatcher,
     private readonly clock: Clock,
-    private readonly options: SenderOptions = DEFAULT_SENDER_OPTIONS,
+    private readonly options: SenderOptions,
+    private readonly logoutTokens: LogoutTokenSource,
   ) {}
 
   async send(delivery: ClaimedDelivery, target: DeliveryTarget): Promise<AttemptOutcome> {
     const startedAt = this.clock.now()
-    const body = `{"type":${JSON.stringify(delivery.eventType)},"timestamp":"${toRfc3339(delivery.eventCreatedAt)}","data":${delivery.eventData}}`
-    const keys = target.previous && target.previous.until > startedAt ? [target.secret, target.previous.secret] : [target.secret]
-    const timestamp = Math.floor(startedAt / 1000)
     const began = performance.now()
+    const failed = (error: string): AttemptOutcome => ({ delivery, startedAt, durationMs: Math.round(performance.now() - began), responseStatus: null, error, responseExcerpt: null, retryAfterSeconds: null })
+    let request: Request
+    try {
+      request = target.clientId === null ? this.#signedEvent(delivery, target, startedAt) : await this.#logout(delivery, target.clientId, startedAt)
+    } catch {
+      // The account has no key for the client's algorithm, say: nothing was sent, and a later attempt may do.
+      return failed('signing_failed')
+    }
     try {
       const response = await guardedRequest(this.agent, {
         url: target.url,
         method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          'user-agent': USER_AGENT,
-          'webhook-id': delivery.eventId,
-          'webhook-timestamp': String(timestamp),
-          'webhook-signature': signatureHeader(keys, delivery.eventId, timestamp, body),
-        },
-        body,
+        headers: { 'user-agent': USER_AGENT, ...request.headers },
+        body: request.body,
         timeoutMs: this.options.timeoutMs,
         maxResponseBytes: this.options.excerptBytes,
       })
@@ -60,7 +74,28 @@ export class Sender {
         retryAfterSeconds: isSuccess(response.status) ? null : parseRetryAfter(response.headers['retry-after'], startedAt),
       }
     } catch (error) {
-      return { delivery, startedAt, durationMs: Math.round(performance.now() - began), responseStatus: null, error: classifyNetworkError(error), responseExcerpt: null, retryAfterSeconds: null }
+      return failed(classifyNetworkError(error))
     }
+  }
+
+  #signedEvent(delivery: ClaimedDelivery, target: DeliveryTarget, startedAt: number): Request {
+    const body = `{"type":${JSON.stringify(delivery.eventType)},"timestamp":"${toRfc3339(delivery.eventCreatedAt)}","data":${delivery.eventData}}`
+    const keys = target.previous && target.previous.until > startedAt ? [target.secret, target.previous.secret] : [target.secret]
+    const timestamp = Math.floor(startedAt / 1000)
+    return {
+      headers: {
+        'content-type': 'application/json',
+        'webhook-id': delivery.eventId,
+        'webhook-timestamp': String(timestamp),
+        'webhook-signature': signatureHeader(keys, delivery.eventId, timestamp, body),
+      },
+      body,
+    }
+  }
+
+  /** Back-Channel Logout 1.0 §2.5: the token as the form parameter `logout_token`. */
+  async #logout(delivery: ClaimedDelivery, clientId: string, startedAt: number): Promise<Request> {
+    const token = await this.logoutTokens.logoutToken(delivery, clientId, startedAt)
+    return { headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ logout_token: token }).toString() }
   }
 }

@@ -19,6 +19,8 @@ export interface DeliveryTarget {
   secret: Buffer
   /** The secret before the last rotation, and until when it still signs. */
   previous: { secret: Buffer; until: number } | null
+  /** The client whose logout tokens this endpoint receives instead of signed events (ClientLogoutEndpoints). */
+  clientId: string | null
 }
 
 /** Which endpoints an account's events go to: every subscription. */
@@ -98,6 +100,7 @@ export class EndpointStore {
       status: row.status,
       secret: key(row.secret),
       previous: row.previous_secret && row.previous_secret_expires_at !== null ? { secret: key(row.previous_secret), until: row.previous_secret_expires_at } : null,
+      clientId: row.client_id,
     }
   }
 }

@@ -25,6 +25,8 @@ export interface EndpointView {
   metadata: Record<string, string>
   rate_limit: number | null
   max_in_flight: number
+  /** The client whose back-channel logout tokens this endpoint carries; null for the account's own endpoints. */
+  client_id: string | null
   created_at: string
   updated_at: string
 }
@@ -65,35 +67,42 @@ export class Endpoints {
     await this.#checkUrl(input.url)
     const secret = input.secret ?? generateSecret()
     if (!secretKey(secret)) throw invalidSecret()
-    return transaction(this.db, async (tx) => {
-      const now = this.clock.now()
-      const id = newId('ep', now)
-      const row: WebhookEndpointsTable = {
-        id,
-        account_id: accountId,
-        url: input.url,
-        description: input.description ?? '',
-        status: 'active',
-        disabled_reason: null,
-        disabled_at: null,
-        metadata: JSON.stringify(input.metadata ?? {}),
-        rate_limit: input.rate_limit ?? null,
-        max_in_flight: input.max_in_flight ?? DEFAULT_MAX_IN_FLIGHT,
-        secret: this.store.seal(accountId, id, secret),
-        previous_secret: null,
-        previous_secret_expires_at: null,
-        failing_since: null,
-        rate_window_start: 0,
-        rate_window_count: 0,
-        created_at: now,
-        updated_at: now,
-      }
-      await forAccount(tx.db, accountId).insertInto('webhook_endpoints', row).execute()
-      const view = toView(row)
-      await this.outbox.record(tx, accountId, 'webhook.endpoint.created', view, now)
-      await this.store.changed(tx, accountId, id)
-      return view
-    })
+    return transaction(this.db, (tx) => this.insert(tx, accountId, input, secret, null))
+  }
+
+  /**
+   * Writes a new endpoint in `tx` with its event; the caller has vetted the URL. `clientId` makes it the endpoint of
+   * that client's back-channel logout (see ClientLogoutEndpoints).
+   */
+  async insert(tx: Tx, accountId: string, input: Omit<EndpointInput, 'secret'>, secret: string, clientId: string | null): Promise<EndpointView> {
+    const now = this.clock.now()
+    const id = newId('ep', now)
+    const row: WebhookEndpointsTable = {
+      id,
+      account_id: accountId,
+      url: input.url,
+      description: input.description ?? '',
+      status: 'active',
+      disabled_reason: null,
+      disabled_at: null,
+      metadata: JSON.stringify(input.metadata ?? {}),
+      rate_limit: input.rate_limit ?? null,
+      max_in_flight: input.max_in_flight ?? DEFAULT_MAX_IN_FLIGHT,
+      secret: this.store.seal(accountId, id, secret),
+      previous_secret: null,
+      previous_secret_expires_at: null,
+      failing_since: null,
+      rate_window_start: 0,
+      rate_window_count: 0,
+      created_at: now,
+      updated_at: now,
+      client_id: clientId,
+    }
+    await forAccount(tx.db, accountId).insertInto('webhook_endpoints', row).execute()
+    const view = toView(row)
+    await this.outbox.record(tx, accountId, 'webhook.endpoint.created', view, now)
+    await this.store.changed(tx, accountId, id)
+    return view
   }
 
   async get(accountId: string, endpointId: string): Promise<EndpointView> {
@@ -113,6 +122,7 @@ export class Endpoints {
     return transaction(this.db, async (tx) => {
       // Locked: whether this enables or disables the endpoint depends on the status read.
       const row = await this.#existing(tx.db, accountId, endpointId, true)
+      if (changes.url !== undefined && changes.url !== row.url) refuseManaged(row, 'its URL is the client\'s backchannel_logout_uri; change that instead')
       const now = this.clock.now()
       const { status, metadata, ...fields } = changes
       const changed = { ...fields, ...(metadata !== undefined && { metadata: JSON.stringify(metadata) }), updated_at: now }
@@ -150,18 +160,34 @@ export class Endpoints {
   async #delete(accountId: string, endpointId: string): Promise<void> {
     await transaction(this.db, async (tx) => {
       const row = await this.#existing(tx.db, accountId, endpointId)
-      const now = this.clock.now()
-      const account = forAccount(tx.db, accountId)
-      await account.updateTable('webhook_deliveries').set(cancellation(now)).where('endpoint_id', '=', endpointId).where('status', '=', 'pending').where('lease_token', 'is not', null).execute()
-      await account.deleteFrom('webhook_endpoints').where('id', '=', endpointId).execute()
-      await this.sweeps.start(tx, accountId, endpointId, 'cancel', now)
-      await this.outbox.record(tx, accountId, 'webhook.endpoint.deleted', { id: row.id, url: row.url }, now)
-      await this.store.changed(tx, accountId, endpointId)
+      refuseManaged(row, "it goes with the client's backchannel_logout_uri; remove that, or delete the client")
+      await this.remove(tx, row)
     })
+  }
+
+  /** Deletes an endpoint `tx` has read, cancelling what it had not delivered (see delete). */
+  async remove(tx: Tx, row: WebhookEndpointsTable): Promise<void> {
+    const { account_id: accountId, id: endpointId } = row
+    const now = this.clock.now()
+    const account = forAccount(tx.db, accountId)
+    await account.updateTable('webhook_deliveries').set(cancellation(now)).where('endpoint_id', '=', endpointId).where('status', '=', 'pending').where('lease_token', 'is not', null).execute()
+    await account.deleteFrom('webhook_endpoints').where('id', '=', endpointId).execute()
+    await this.sweeps.start(tx, accountId, endpointId, 'cancel', now)
+    await this.outbox.record(tx, accountId, 'webhook.endpoint.deleted', { id: row.id, url: row.url }, now)
+    await this.store.changed(tx, accountId, endpointId)
+  }
+
+  /** Points a client's logout endpoint, which `tx` has read, at the client's new URI. */
+  async moveTo(tx: Tx, row: WebhookEndpointsTable, url: string): Promise<void> {
+    const now = this.clock.now()
+    await forAccount(tx.db, row.account_id).updateTable('webhook_endpoints').set({ url, updated_at: now }).where('id', '=', row.id).execute()
+    await this.outbox.record(tx, row.account_id, 'webhook.endpoint.updated', toView({ ...row, url, updated_at: now }), now)
+    await this.store.changed(tx, row.account_id, row.id)
   }
 
   async revealSecret(accountId: string, endpointId: string): Promise<{ secret: string }> {
     const row = await this.#existing(this.db, accountId, endpointId)
+    refuseManaged(row, NO_SECRET)
     return { secret: this.store.open(row, row.secret) }
   }
 
@@ -176,6 +202,7 @@ export class Endpoints {
     return transaction(this.db, async (tx) => {
       // Locked: of two rotations at once, the second keeps the first one's secret as the previous one.
       const row = await this.#existing(tx.db, accountId, endpointId, true)
+      refuseManaged(row, NO_SECRET)
       const now = this.clock.now()
       const previousUntil = overlapMs > 0 ? now + overlapMs : null
       await forAccount(tx.db, accountId)
@@ -256,9 +283,17 @@ export function toView(row: WebhookEndpointsTable): EndpointView {
     metadata: JSON.parse(row.metadata) as Record<string, string>,
     rate_limit: row.rate_limit,
     max_in_flight: row.max_in_flight,
+    client_id: row.client_id,
     created_at: toRfc3339(row.created_at),
     updated_at: toRfc3339(row.updated_at),
   }
+}
+
+const NO_SECRET = "it signs nothing: its deliveries are logout tokens, signed with the account's keys"
+
+/** A client's logout endpoint goes with the client: what the client decides can't be changed here. */
+export function refuseManaged(row: WebhookEndpointsTable, why: string): void {
+  if (row.client_id !== null) throw new ProblemError('conflict', `Endpoint ${row.id} carries the back-channel logout of client ${row.client_id}: ${why}`)
 }
 
 function invalidSecret(): ProblemError {

@@ -18,6 +18,9 @@ const EndpointSchema = named(
     metadata: Type.Record(Type.String(), Type.String()),
     rate_limit: Type.Union([Type.Integer(), Type.Null()]),
     max_in_flight: Type.Integer(),
+    client_id: Type.Union([Type.String(), Type.Null()], {
+      description: "Set when the endpoint carries a client's back-channel logout tokens (its backchannel_logout_uri): its URL, secret and deletion go with the client",
+    }),
     created_at: Timestamp,
     updated_at: Timestamp,
   }),

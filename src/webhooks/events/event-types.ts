@@ -64,6 +64,7 @@ const endpoint = {
   url: 'https://hooks.example.com/herald',
   description: 'Order sync',
   status: 'active',
+  client_id: null,
   created_at: at,
   updated_at: at,
 }

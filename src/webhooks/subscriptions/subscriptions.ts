@@ -7,6 +7,7 @@ import { forAccount } from '../../platform/storage/account-queries.js'
 import type { DB, WebhookSubscriptionsTable } from '../../platform/storage/schema.js'
 import { transaction } from '../../platform/storage/transaction.js'
 import type { EndpointStore } from '../endpoints/endpoint-store.js'
+import { refuseManaged } from '../endpoints/endpoints.js'
 import { isValidPattern } from '../events/event-types.js'
 
 export interface SubscriptionView {
@@ -35,6 +36,7 @@ export class Subscriptions {
       // Another account's endpoint is as absent as one that never existed.
       const endpoint = looksLikeId('ep', endpointId) ? await this.endpoints.read(tx.db, accountId, endpointId) : undefined
       if (!endpoint) throw notFound(`Endpoint ${endpointId}`)
+      refuseManaged(endpoint, 'it receives logout tokens, not subscribed events')
       const now = this.clock.now()
       const row: WebhookSubscriptionsTable = { id: newId('sub', now), account_id: accountId, endpoint_id: endpointId, event_types: JSON.stringify([...new Set(eventTypes)]), created_at: now }
       await forAccount(tx.db, accountId).insertInto('webhook_subscriptions', row).execute()

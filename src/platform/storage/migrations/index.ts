@@ -15,6 +15,8 @@ import * as postgresRefreshTokens from './refresh-tokens/postgres.js'
 import * as sqliteRefreshTokens from './refresh-tokens/sqlite.js'
 import * as postgresLogout from './logout/postgres.js'
 import * as sqliteLogout from './logout/sqlite.js'
+import * as postgresBackchannelLogout from './backchannel-logout/postgres.js'
+import * as sqliteBackchannelLogout from './backchannel-logout/sqlite.js'
 
 /** The baseline: what databases of development builds, migrated before it existed, are recorded as (see pre-baseline.ts). */
 export const BASELINE = '0001-baseline'
@@ -24,6 +26,7 @@ const MIGRATIONS: Record<string, Record<DialectName, Migration>> = {
   '0002-sign-in': { postgres: postgresSignIn, sqlite: sqliteSignIn },
   '0003-refresh-tokens': { postgres: postgresRefreshTokens, sqlite: sqliteRefreshTokens },
   '0004-logout': { postgres: postgresLogout, sqlite: sqliteLogout },
+  '0005-backchannel-logout': { postgres: postgresBackchannelLogout, sqlite: sqliteBackchannelLogout },
 }
 
 /** Where Kysely's migrator records the migrations that have run. */
