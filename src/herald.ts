@@ -38,6 +38,7 @@ import { GrantRevocation } from './authorization/grants/grant-revocation.js'
 import { RefreshTokens } from './authorization/grants/refresh-tokens.js'
 import { UserSessions } from './authorization/sessions/user-sessions.js'
 import { LogoutTokens } from './authorization/logout/backchannel.js'
+import { ConsoleLinks } from './authorization/console-links/console-links.js'
 import { type Grants, clientCredentialsGrant } from './authorization/token/grants.js'
 
 /**
@@ -71,6 +72,8 @@ export interface HeraldCore {
   settings: SettingsStore
   keys: KeyStore
   clients: ClientStore
+  /** Single-use sign-in links to the console. */
+  consoleLinks: ConsoleLinks
   close(): Promise<void>
 }
 
@@ -81,7 +84,7 @@ export interface Herald extends HeraldCore {
   clientAdmin: Clients
   revocations: TokenRevocations
   /** Housekeeping on timers: each deletes rows no longer needed, in bounded batches. */
-  pruners: { revocations: Pruner; assertionIds: Pruner; cacheChanges: Pruner; flows: Pruner; logoutRequests: Pruner; sessions: Pruner; consents: Pruner } & Webhooks['pruners']
+  pruners: { revocations: Pruner; assertionIds: Pruner; cacheChanges: Pruner; flows: Pruner; logoutRequests: Pruner; sessions: Pruner; consents: Pruner; consoleLinks: Pruner } & Webhooks['pruners']
   accessTokens: AccessTokenVerifier<RegisteredClient>
   corsOrigins: CorsOrigins
   scopes: Scopes
@@ -134,6 +137,7 @@ export async function openHeraldCore({ config, log, clock = systemClock }: Heral
     settings,
     keys,
     clients,
+    consoleLinks: new ConsoleLinks(db, database.dialect, clients, settings, keys, clock, config.publicUrl),
     async close() {
       await notifications.close()
       await database.close()
@@ -173,6 +177,7 @@ export async function openHerald(options: HeraldOptions): Promise<Herald> {
     logoutRequests: new Pruner('lapsed logout requests', (limit) => janitor.pruneLogoutRequests(clock.now(), limit), log),
     sessions: new Pruner('expired browser sessions', (limit) => janitor.pruneSessions(clock.now(), limit), log),
     consents: new Pruner('expired consents', (limit) => janitor.pruneConsents(clock.now(), limit), log),
+    consoleLinks: new Pruner('expired console sign-in links', (limit) => core.consoleLinks.pruneExpired(limit), log),
     ...webhooks.pruners,
   }
   return {

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { openHeraldCore } from './herald.js'
-import { accountCommands, type Command, keyCommands } from './cli/commands.js'
+import { accountCommands, type Command, consoleLink, keyCommands } from './cli/commands.js'
 import { parseArgs, UsageError } from './cli/args.js'
 import { ConfigError, loadConfig } from './platform/config.js'
 import { createLogger, logDestination } from './platform/logger.js'
@@ -21,10 +21,13 @@ const USAGE = `Usage: herald <command>
   accounts enable --account ID
   accounts reset-admin --account ID      issue a new secret for the account's management client
   keys rotate --account ID               publish new signing keys; they sign after the JWKS cache time
+  console-link --account ID [--scope S]  print a single-use sign-in link to the account's console (10 minutes)
 
 Configuration comes from environment variables; see the README.`
 
 const GROUPS: Record<string, Record<string, Command>> = { accounts: accountCommands, keys: keyCommands }
+/** Commands of one word. */
+const SINGLES: Record<string, Command> = { 'console-link': consoleLink }
 
 async function main(argv: readonly string[]): Promise<number> {
   const args = parseArgs(argv)
@@ -47,7 +50,7 @@ async function main(argv: readonly string[]): Promise<number> {
     }
     return 0
   }
-  const run = GROUPS[command]?.[sub ?? '']
+  const run = sub === undefined && Object.hasOwn(SINGLES, command) ? SINGLES[command] : GROUPS[command]?.[sub ?? '']
   if (!run) throw new UsageError(`unknown command: ${[command, sub].filter(Boolean).join(' ')}`)
   // Results go to stdout (so --json output stays parseable); warnings go to stderr.
   const log = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, logDestination(2))

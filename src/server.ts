@@ -10,6 +10,7 @@ import { parRoutes } from './authorization/sign-in/par-routes.js'
 import { userinfoRoutes } from './authorization/userinfo/routes.js'
 import { sessionRoutes, sessionSchemas } from './authorization/sessions/routes.js'
 import { logoutRequestRoutes, logoutRoutes, logoutSchemas } from './authorization/logout/routes.js'
+import { consoleLinkOperatorRoutes, consoleLinkRoutes } from './authorization/console-links/routes.js'
 import type { Herald } from './herald.js'
 import { accountSchemas, operatorRoutes } from './platform/accounts/routes.js'
 import { accountScope } from './platform/http/account-scope.js'
@@ -95,7 +96,10 @@ export async function buildServer(herald: Herald): Promise<App> {
 
   operationsRoutes(app, herald)
 
-  await app.register(async (operator) => operatorRoutes(operator, { accounts: herald.accounts, operatorToken: herald.config.operatorToken }))
+  await app.register(async (operator) => {
+    operatorRoutes(operator, { accounts: herald.accounts, operatorToken: herald.config.operatorToken })
+    consoleLinkOperatorRoutes(operator, herald.consoleLinks)
+  })
 
   await app.register(
     async (base) => {
@@ -127,6 +131,7 @@ export async function buildServer(herald: Herald): Promise<App> {
       sessionRoutes(base, herald.userSessions)
       logoutRequestRoutes(base, herald.signIn.logouts)
       discoveryRoutes(base, herald.settings)
+      consoleLinkRoutes(base, herald.consoleLinks)
       settingsRoutes(base, { db: herald.database.db, settings: herald.settings })
       scopeRoutes(base, herald.scopes)
       clientRoutes(base, herald.clientAdmin)

@@ -4,13 +4,14 @@ import { parseArgs as parseArgv } from 'node:util'
 const OPTIONS = {
   name: { type: 'string' },
   account: { type: 'string' },
+  scope: { type: 'string' },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const
 
 export interface ParsedArgs {
   positionals: string[]
-  flags: { name?: string; account?: string; json?: boolean; help?: boolean }
+  flags: { name?: string; account?: string; scope?: string; json?: boolean; help?: boolean }
 }
 
 export class UsageError extends Error {}

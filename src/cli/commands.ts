@@ -62,3 +62,10 @@ export const keyCommands: Record<string, Command> = {
     printJsonOr(args, out, { data: keys }, () => keys.map((key) => `New ${key.alg} key ${key.kid}: published now, signs from ${key.signs_from}`))
   },
 }
+
+/** `herald console-link --account ID [--scope "…"]`: a single-use sign-in link to the account's console. */
+export const consoleLink: Command = async (herald, args, out) => {
+  const accountId = requireFlag(args, 'account')
+  const link = await herald.consoleLinks.create(accountId, args.flags.scope?.split(' ').filter(Boolean))
+  printJsonOr(args, out, link, () => [link.url, `Open it once, before ${link.expires_at}. It grants: ${link.scope}`])
+}

@@ -174,6 +174,22 @@ describe.each(dialects)('herald CLI on %s', (dialect) => {
     expect(data.map((key) => `${key.alg}:${key.status}`).sort()).toEqual(['ES256:upcoming', 'RS256:upcoming'])
   })
 
+  it('console-link prints a single-use sign-in link to the account\'s console, its code kept only as a digest', async () => {
+    const run = await herald(['console-link', '--account', created.account.id, '--scope', 'herald:webhooks:read'], env, cwd)
+    expect(run.code, run.stderr).toBe(0)
+    const [url, note] = run.stdout.trim().split('\n')
+    expect(url).toMatch(`${PUBLIC_URL}/console/#account=${created.account.id}&link=`)
+    expect(note).toMatch(/It grants: herald:webhooks:read$/)
+    const code = new URLSearchParams(new URL(url!).hash.slice(1)).get('link')!
+    expect(code.length).toBeGreaterThanOrEqual(43)
+    const json = await herald(['console-link', '--account', created.account.id, '--json'], env, cwd)
+    expect(json.code, json.stderr).toBe(0)
+    expect(JSON.parse(json.stdout)).toMatchObject({ url: expect.stringContaining('/console/#'), scope: expect.stringContaining('herald:webhooks:write') })
+    const unknown = await herald(['console-link', '--account', 'acct_00000000000000000000000000'], env, cwd)
+    expect(unknown.code).toBe(1)
+    expect(unknown.stderr).toContain('acct_00000000000000000000000000')
+  })
+
   it('keys rotate of an unknown account fails', async () => {
     const run = await herald(['keys', 'rotate', '--account', 'acct_00000000000000000000000000'], env, cwd)
     expect(run.code).not.toBe(0)

@@ -35,7 +35,7 @@ const USERINFO = '/accounts/{accountId}/oauth/userinfo'
 const AUTHORIZE = '/accounts/{accountId}/oauth/authorize'
 const LOGOUT = '/accounts/{accountId}/oauth/logout'
 const BROWSER_PATHS = [AUTHORIZE, LOGOUT]
-const OPERATOR_PATHS = ['/accounts', '/accounts/{accountId}']
+const OPERATOR_PATHS = ['/accounts', '/accounts/{accountId}', '/accounts/{accountId}/console-links']
 const PUBLIC_PATHS = [
   '/healthz',
   '/readyz',
@@ -43,6 +43,7 @@ const PUBLIC_PATHS = [
   '/accounts/{accountId}/.well-known/openid-configuration',
   '/accounts/{accountId}/.well-known/oauth-authorization-server',
   '/.well-known/oauth-authorization-server/accounts/{accountId}',
+  '/accounts/{accountId}/console-links/exchange',
   ...BROWSER_PATHS,
 ]
 

@@ -28,7 +28,8 @@ type Fixture = Record<
   | 'logoutChallengeToReject'
   | 'rpClientId'
   | 'rpClientSecret'
-  | 'userToken',
+  | 'userToken'
+  | 'consoleLinkCode',
   string
 >
 
@@ -60,6 +61,8 @@ const SAMPLES: Record<string, Sample> = {
   'GET /accounts': { auth: 'operator' },
   'GET /accounts/{accountId}': { auth: 'operator' },
   'PATCH /accounts/{accountId}': { auth: 'operator', json: () => ({ status: 'active' }) },
+  'POST /accounts/{accountId}/console-links': { auth: 'operator', json: () => ({ scope: 'herald:webhooks:read' }) },
+  'POST /accounts/{accountId}/console-links/exchange': { auth: 'none', json: (ids) => ({ code: ids.consoleLinkCode }) },
   'GET /.well-known/oauth-authorization-server/accounts/{accountId}': { auth: 'none' },
   'GET /accounts/{accountId}/.well-known/jwks.json': { auth: 'none' },
   'GET /accounts/{accountId}/.well-known/openid-configuration': { auth: 'none' },
@@ -193,8 +196,16 @@ async function furnished(h: TestHerald, name: string): Promise<{ account: Create
     rpClientId: rp.clientId,
     rpClientSecret: rp.clientSecret,
     userToken,
+    consoleLinkCode: await consoleLinkCode(h, account.id),
   }
   return { account, token, ids }
+}
+
+/** The code of a console sign-in link to the account. */
+async function consoleLinkCode(h: TestHerald, accountId: string): Promise<string> {
+  const link = await call<{ url: string }>(`${h.origin}/accounts/${accountId}/console-links`, 'POST', { token: OPERATOR_TOKEN, json: {} })
+  expect(link.status, link.text).toBe(201)
+  return new URLSearchParams(new URL(link.body.url).hash.slice(1)).get('link')!
 }
 
 /** A user's access token, from a whole sign-in of the relying party. */

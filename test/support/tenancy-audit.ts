@@ -25,6 +25,7 @@ export const CROSS_ACCOUNT_MODULES: readonly string[] = [
   'authorization/revocation/revocation-store.ts#pruneExpired',
   'authorization/token/assertion-replay.ts#pruneExpired',
   'authorization/sign-in/janitor.ts',
+  'authorization/console-links/console-links.ts#pruneExpired',
 ]
 
 /** Tables whose rows each belong to one account, as the migrated schema has them: the ones with `account_id`. */
@@ -35,6 +36,7 @@ export const TENANT_TABLES: ReadonlySet<string> = new Set([
   'refresh_tokens',
   'logout_requests',
   'session_clients',
+  'console_links',
   'account_settings',
   'signing_keys',
   'clients',

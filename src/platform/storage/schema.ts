@@ -30,6 +30,7 @@ export interface DB {
   refresh_tokens: RefreshTokensTable
   logout_requests: LogoutRequestsTable
   session_clients: SessionClientsTable
+  console_links: ConsoleLinksTable
 }
 
 export type AccountStatus = 'active' | 'disabled'
@@ -435,6 +436,18 @@ export interface SessionClientsTable {
   created_at: number
 }
 
+/** A single-use sign-in link to the console; only a digest of its code is kept. */
+export interface ConsoleLinksTable {
+  id: string
+  account_id: string
+  code_hash: string
+  /** The management scopes the link grants, space-separated. */
+  scope: string
+  expires_at: number
+  used_at: number | null
+  created_at: number
+}
+
 /**
  * Every index but the primary keys, by table, with the columns it orders by (partial ones cover only some rows: see
  * the migrations). test/platform/migrations.test.ts checks a migrated database against these and the interfaces
@@ -501,4 +514,5 @@ export const INDEXES: { readonly [Table in keyof DB]: Readonly<Record<string, re
     logout_requests_expiry_idx: ['expires_at'],
   },
   session_clients: { session_clients_client_idx: ['client_id'] },
+  console_links: { console_links_code_idx: ['account_id', 'code_hash'], console_links_expiry_idx: ['expires_at'] },
 }

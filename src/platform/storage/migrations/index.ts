@@ -17,6 +17,8 @@ import * as postgresLogout from './logout/postgres.js'
 import * as sqliteLogout from './logout/sqlite.js'
 import * as postgresBackchannelLogout from './backchannel-logout/postgres.js'
 import * as sqliteBackchannelLogout from './backchannel-logout/sqlite.js'
+import * as postgresConsoleLinks from './console-links/postgres.js'
+import * as sqliteConsoleLinks from './console-links/sqlite.js'
 
 /** The baseline: what databases of development builds, migrated before it existed, are recorded as (see pre-baseline.ts). */
 export const BASELINE = '0001-baseline'
@@ -27,6 +29,7 @@ const MIGRATIONS: Record<string, Record<DialectName, Migration>> = {
   '0003-refresh-tokens': { postgres: postgresRefreshTokens, sqlite: sqliteRefreshTokens },
   '0004-logout': { postgres: postgresLogout, sqlite: sqliteLogout },
   '0005-backchannel-logout': { postgres: postgresBackchannelLogout, sqlite: sqliteBackchannelLogout },
+  '0006-console-links': { postgres: postgresConsoleLinks, sqlite: sqliteConsoleLinks },
 }
 
 /** Where Kysely's migrator records the migrations that have run. */
