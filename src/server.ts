@@ -32,6 +32,7 @@ import { scopeRoutes, scopeSchemas } from './authorization/scopes/routes.js'
 import { clientRoutes, clientSchemas } from './authorization/clients/routes.js'
 import { deliveryRoutes, deliverySchemas } from './webhooks/delivery/routes.js'
 import { endpointRoutes, endpointSchemas } from './webhooks/endpoints/routes.js'
+import { endpointStatsRoutes, statsSchemas } from './webhooks/endpoints/stats-routes.js'
 import { eventRoutes, eventSchemas } from './webhooks/events/routes.js'
 import { subscriptionRoutes, subscriptionSchemas } from './webhooks/subscriptions/routes.js'
 
@@ -91,7 +92,7 @@ export async function buildServer(herald: Herald): Promise<App> {
   // The management API speaks JSON only; Fastify's default text parser would let text/plain through.
   app.removeContentTypeParser('text/plain')
 
-  addSharedSchemas(app, [...errorSchemas, ...accountSchemas, ...keySchemas, ...settingsSchemas, ...scopeSchemas, ...clientSchemas, ...endpointSchemas, ...subscriptionSchemas, ...eventSchemas, ...deliverySchemas, ...challengeSchemas, ...sessionSchemas, ...logoutSchemas])
+  addSharedSchemas(app, [...errorSchemas, ...accountSchemas, ...keySchemas, ...settingsSchemas, ...scopeSchemas, ...clientSchemas, ...endpointSchemas, ...statsSchemas, ...subscriptionSchemas, ...eventSchemas, ...deliverySchemas, ...challengeSchemas, ...sessionSchemas, ...logoutSchemas])
   await installOpenApi(app, herald.config.publicUrl)
 
   operationsRoutes(app, herald)
@@ -137,6 +138,7 @@ export async function buildServer(herald: Herald): Promise<App> {
       clientRoutes(base, herald.clientAdmin)
       const { webhooks } = herald
       endpointRoutes(base, webhooks.endpoints, webhooks.jobs)
+      endpointStatsRoutes(base, webhooks.stats)
       subscriptionRoutes(base, webhooks.subscriptions)
       eventRoutes(base, webhooks.events)
       deliveryRoutes(base, webhooks.deliveries)

@@ -18,6 +18,7 @@ import { DEFAULT_SENDER_OPTIONS, type LogoutTokenSource, Sender } from './delive
 import { WakeSignal } from './delivery/wake.js'
 import { EndpointStore } from './endpoints/endpoint-store.js'
 import { ClientLogoutEndpoints } from './endpoints/client-logout-endpoints.js'
+import { EndpointStats } from './endpoints/endpoint-stats.js'
 import { Endpoints } from './endpoints/endpoints.js'
 import { StatusSweeps } from './endpoints/status-sweeps.js'
 import { Events } from './events/events.js'
@@ -30,6 +31,7 @@ export interface Webhooks {
   endpoints: Endpoints
   /** The endpoints of clients' back-channel logout, for the authorization area. */
   clientLogoutEndpoints: ClientLogoutEndpoints
+  stats: EndpointStats
   subscriptions: Subscriptions
   events: Events
   deliveries: Deliveries
@@ -38,7 +40,7 @@ export interface Webhooks {
   /** Not started here: `herald serve` and `herald worker` start it, the operator CLI commands don't. */
   worker: DeliveryWorker
   metrics: WebhookMetrics
-  pruners: { deliveries: Pruner; events: Pruner; idempotencyKeys: Pruner; leases: Pruner }
+  pruners: { deliveries: Pruner; events: Pruner; idempotencyKeys: Pruner; leases: Pruner; endpointHours: Pruner }
 }
 
 export interface WebhookDeps {
@@ -73,9 +75,11 @@ export function openWebhooks({ config, database, box, clock, log, notifications,
   const sender = new Sender(outbound, clock, { ...DEFAULT_SENDER_OPTIONS, timeoutMs: config.webhookTimeoutMs }, logoutTokens)
   const worker = new DeliveryWorker(queue, fanOut, jobs, sweeps, store, sender, metrics, clock, log, wake, workerOptions)
   const retention = new WebhookRetention(db, dialect, clock)
+  const stats = new EndpointStats(db, dialect, clock)
   return {
     endpoints,
     clientLogoutEndpoints: new ClientLogoutEndpoints(endpoints, dialect, wake, clock),
+    stats,
     subscriptions: new Subscriptions(db, store, clock),
     events: new Events(db, fanOut, clock, dialect),
     deliveries: new Deliveries(db, dialect, clock, wake),
@@ -88,6 +92,7 @@ export function openWebhooks({ config, database, box, clock, log, notifications,
       events: new Pruner('webhook events past retention', (limit) => retention.pruneEvents(limit), log),
       idempotencyKeys: new Pruner('expired idempotency keys', (limit) => retention.pruneIdempotencyKeys(limit), log),
       leases: new Pruner('ended webhook leases', (limit) => retention.pruneLeases(limit), log),
+      endpointHours: new Pruner('old endpoint statistics', (limit) => stats.pruneOld(limit), log),
     },
   }
 }

@@ -62,6 +62,7 @@ const SAMPLES: Record<string, Sample> = {
   'GET /accounts/{accountId}': { auth: 'operator' },
   'PATCH /accounts/{accountId}': { auth: 'operator', json: () => ({ status: 'active' }) },
   'POST /accounts/{accountId}/console-links': { auth: 'operator', json: () => ({ scope: 'herald:webhooks:read' }) },
+  'GET /accounts/{accountId}/webhooks/endpoints/{endpointId}/stats': { auth: 'management', query: () => ({ bucket: 'day' }) },
   'POST /accounts/{accountId}/console-links/exchange': { auth: 'none', json: (ids) => ({ code: ids.consoleLinkCode }) },
   'GET /.well-known/oauth-authorization-server/accounts/{accountId}': { auth: 'none' },
   'GET /accounts/{accountId}/.well-known/jwks.json': { auth: 'none' },

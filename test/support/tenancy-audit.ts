@@ -26,6 +26,7 @@ export const CROSS_ACCOUNT_MODULES: readonly string[] = [
   'authorization/token/assertion-replay.ts#pruneExpired',
   'authorization/sign-in/janitor.ts',
   'authorization/console-links/console-links.ts#pruneExpired',
+  'webhooks/endpoints/endpoint-stats.ts#pruneOld',
 ]
 
 /** Tables whose rows each belong to one account, as the migrated schema has them: the ones with `account_id`. */
@@ -37,6 +38,7 @@ export const TENANT_TABLES: ReadonlySet<string> = new Set([
   'logout_requests',
   'session_clients',
   'console_links',
+  'webhook_endpoint_hours',
   'account_settings',
   'signing_keys',
   'clients',

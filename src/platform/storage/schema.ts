@@ -31,6 +31,7 @@ export interface DB {
   logout_requests: LogoutRequestsTable
   session_clients: SessionClientsTable
   console_links: ConsoleLinksTable
+  webhook_endpoint_hours: WebhookEndpointHoursTable
 }
 
 export type AccountStatus = 'active' | 'disabled'
@@ -448,6 +449,23 @@ export interface ConsoleLinksTable {
   created_at: number
 }
 
+/** An endpoint's attempts in one hour (see EndpointStats). */
+export interface WebhookEndpointHoursTable {
+  endpoint_id: string
+  /** The hour's first millisecond. */
+  hour: number
+  account_id: string
+  /** Answered 2xx. */
+  succeeded: number
+  /** Answered otherwise. */
+  failed: number
+  /** No answer: a network error, a timeout, a lost worker. */
+  errored: number
+  /** Over the answered attempts. */
+  duration_ms_sum: number
+  duration_ms_max: number
+}
+
 /**
  * Every index but the primary keys, by table, with the columns it orders by (partial ones cover only some rows: see
  * the migrations). test/platform/migrations.test.ts checks a migrated database against these and the interfaces
@@ -515,4 +533,5 @@ export const INDEXES: { readonly [Table in keyof DB]: Readonly<Record<string, re
   },
   session_clients: { session_clients_client_idx: ['client_id'] },
   console_links: { console_links_code_idx: ['account_id', 'code_hash'], console_links_expiry_idx: ['expires_at'] },
+  webhook_endpoint_hours: { webhook_endpoint_hours_hour_idx: ['hour'] },
 }

@@ -3,6 +3,7 @@ import type { SqlDialect } from '../../platform/storage/dialects/index.js'
 import type { DeliveryStatus } from '../../platform/storage/schema.js'
 import type { AttemptOutcome } from './attempt.js'
 import { countsPerLease } from './leases.js'
+import { countAttempts } from '../endpoints/endpoint-stats.js'
 
 /** What an attempt's outcome makes of its delivery (see DeliveryCompletions). */
 export interface CompletionPlan {
@@ -66,4 +67,10 @@ export function insertAttempts(dialect: SqlDialect, outcomes: readonly AttemptOu
     insert into webhook_attempts (delivery_id, number, account_id, started_at, duration_ms, response_status, error, response_excerpt)
     select delivery_id, number, account_id, started_at, duration_ms, response_status, error, response_excerpt from ${attempts} as a where ${condition}
     on conflict do nothing`
+}
+
+/** Adds the attempts of `outcomes` (those for which `condition` on `a.delivery_id` holds) to their endpoints' hourly counts. */
+export function countOutcomes(dialect: SqlDialect, outcomes: readonly AttemptOutcome[], condition?: RawBuilder<unknown>): RawBuilder<unknown> {
+  const attempts = outcomes.map(({ delivery, startedAt, responseStatus, durationMs }) => ({ deliveryId: delivery.id, accountId: delivery.accountId, endpointId: delivery.endpointId, startedAt, responseStatus, durationMs }))
+  return countAttempts(dialect, attempts, condition)
 }

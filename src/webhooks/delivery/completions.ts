@@ -9,7 +9,7 @@ import { isOperationalType } from '../events/event-types.js'
 import { type AttemptOutcome, isSuccess } from './attempt.js'
 import { cancellation, HOLDING } from './deliveries.js'
 import type { EndpointHealth } from './endpoint-health.js'
-import { applyPlans, type CompletionPlan, insertAttempts, leaseCounts } from './completion-statements.js'
+import { applyPlans, type CompletionPlan, countOutcomes, insertAttempts, leaseCounts } from './completion-statements.js'
 import { releaseLeases } from './leases.js'
 import { nextAttemptAt } from './retry-schedule.js'
 import type { CompletionSql } from './sql/completion-sql.js'
@@ -51,7 +51,9 @@ export class DeliveryCompletions {
       const applied = plans.filter((plan) => kept.has(plan.outcome.delivery.id))
       if (applied.length === 0) return []
       await this.#holdOrCancelRetries(tx, applied, await this.#lockEndpoints(tx, applied), now)
-      await insertAttempts(this.dialect, applied.map((plan) => plan.outcome)).execute(tx.db)
+      const outcomes = applied.map((plan) => plan.outcome)
+      await insertAttempts(this.dialect, outcomes).execute(tx.db)
+      await countOutcomes(this.dialect, outcomes).execute(tx.db)
       await this.health.record(
         tx,
         applied.map(({ outcome, status }) => ({ endpointId: outcome.delivery.endpointId, succeeded: status === 'succeeded', responseStatus: outcome.responseStatus })),

@@ -7,6 +7,7 @@ import type { SqlDialect } from '../../platform/storage/dialects/index.js'
 import type { DB, DeliveryStatus } from '../../platform/storage/schema.js'
 import { transaction } from '../../platform/storage/transaction.js'
 import type { Endpoints } from '../endpoints/endpoints.js'
+import { countAttempts } from '../endpoints/endpoint-stats.js'
 import type { AttemptOutcome, ClaimedDelivery } from './attempt.js'
 import { allocateClaim } from './claim-allocation.js'
 import { DeliveryCompletions } from './completions.js'
@@ -49,7 +50,7 @@ export class DeliveryQueue {
 
   constructor(
     private readonly db: Kysely<DB>,
-    dialect: SqlDialect,
+    private readonly dialect: SqlDialect,
     private readonly clock: Clock,
     settings: SettingsStore,
     endpoints: Endpoints,
@@ -132,6 +133,8 @@ export class DeliveryQueue {
           .values(lost.map((row) => ({ delivery_id: row.id, number: row.attempt_count + 1, account_id: row.account_id, started_at: row.leased_at ?? now, duration_ms: null, response_status: null, error: 'worker_lost', response_excerpt: null })))
           .onConflict((conflict) => conflict.doNothing())
           .execute()
+        const counted = lost.map((row) => ({ deliveryId: row.id, accountId: row.account_id, endpointId: row.endpoint_id, startedAt: row.leased_at ?? now, responseStatus: null, durationMs: null }))
+        await countAttempts(this.dialect, counted).execute(tx.db)
       }
 
       const claimedOf = perEndpoint(rows)

@@ -172,6 +172,7 @@ export class Endpoints {
     const account = forAccount(tx.db, accountId)
     await account.updateTable('webhook_deliveries').set(cancellation(now)).where('endpoint_id', '=', endpointId).where('status', '=', 'pending').where('lease_token', 'is not', null).execute()
     await account.deleteFrom('webhook_endpoints').where('id', '=', endpointId).execute()
+    await account.deleteFrom('webhook_endpoint_hours').where('endpoint_id', '=', endpointId).execute()
     await this.sweeps.start(tx, accountId, endpointId, 'cancel', now)
     await this.outbox.record(tx, accountId, 'webhook.endpoint.deleted', { id: row.id, url: row.url }, now)
     await this.store.changed(tx, accountId, endpointId)

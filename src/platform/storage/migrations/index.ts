@@ -19,6 +19,8 @@ import * as postgresBackchannelLogout from './backchannel-logout/postgres.js'
 import * as sqliteBackchannelLogout from './backchannel-logout/sqlite.js'
 import * as postgresConsoleLinks from './console-links/postgres.js'
 import * as sqliteConsoleLinks from './console-links/sqlite.js'
+import * as postgresEndpointStats from './endpoint-stats/postgres.js'
+import * as sqliteEndpointStats from './endpoint-stats/sqlite.js'
 
 /** The baseline: what databases of development builds, migrated before it existed, are recorded as (see pre-baseline.ts). */
 export const BASELINE = '0001-baseline'
@@ -30,6 +32,7 @@ const MIGRATIONS: Record<string, Record<DialectName, Migration>> = {
   '0004-logout': { postgres: postgresLogout, sqlite: sqliteLogout },
   '0005-backchannel-logout': { postgres: postgresBackchannelLogout, sqlite: sqliteBackchannelLogout },
   '0006-console-links': { postgres: postgresConsoleLinks, sqlite: sqliteConsoleLinks },
+  '0007-endpoint-stats': { postgres: postgresEndpointStats, sqlite: sqliteEndpointStats },
 }
 
 /** Where Kysely's migrator records the migrations that have run. */

@@ -2,7 +2,7 @@ import { type Kysely, sql } from 'kysely'
 import type { SqlDialect } from '../../../platform/storage/dialects/index.js'
 import type { DB, DeliveryStatus } from '../../../platform/storage/schema.js'
 import type { Tx } from '../../../platform/storage/transaction.js'
-import { applyPlans, type CompletionPlan, insertAttempts, leaseCounts } from '../completion-statements.js'
+import { applyPlans, type CompletionPlan, countOutcomes, insertAttempts, leaseCounts } from '../completion-statements.js'
 import type { EndpointHealth } from '../endpoint-health.js'
 import { claimable, releaseLeases } from '../leases.js'
 import { type ClaimSql, LEASED_COLUMNS, type LeaseRequest, type LeasedRow, leaseChanges } from './claim-sql.js'
@@ -87,9 +87,12 @@ export class PostgresCompletionSql implements CompletionSql {
    */
   async completeSuccesses(db: Kysely<DB>, plans: readonly CompletionPlan[], now: number): Promise<Array<{ status: DeliveryStatus }>> {
     const [ended, released] = releaseLeases(sql`lease_counts`, now)
+    const outcomes = plans.map((plan) => plan.outcome)
+    const kept = sql`a.delivery_id in (select id from applied)`
     const { rows } = await sql<{ id: string }>`
       with applied as (${applyPlans(this.dialect, plans)}),
-      attempts as (${insertAttempts(this.dialect, plans.map((plan) => plan.outcome), sql`a.delivery_id in (select id from applied)`)}),
+      attempts as (${insertAttempts(this.dialect, outcomes, kept)}),
+      hours as (${countOutcomes(this.dialect, outcomes, kept)}),
       recovered as (${this.health.endFailureRuns(db, sql<string>`(select endpoint_id from applied)`)}),
       lease_counts as ${leaseCounts(this.dialect, plans)},
       ended as (${ended}),
