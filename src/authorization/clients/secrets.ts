@@ -1,5 +1,5 @@
 import { timingSafeEqual } from 'node:crypto'
-import { randomToken, sha256 } from '../../platform/crypto/random.js'
+import { decodedToKeep, randomToken, sha256 } from '../../platform/crypto/random.js'
 
 /**
  * Client secrets are 256 random bits made by Herald, never chosen by people. Against such a secret a slow
@@ -17,7 +17,7 @@ export function hashClientSecret(secret: string): string {
 
 /** A stored hash as bytes; the client cache keeps it, so the token endpoint does not decode it per request. */
 export function secretDigestOf(storedHash: string): Buffer {
-  return Buffer.from(storedHash, 'base64url')
+  return decodedToKeep(storedHash, 'base64url')
 }
 
 /** Constant-time: both sides are 32-byte digests, so nothing about the stored hash leaks through timing. */

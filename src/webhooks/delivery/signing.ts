@@ -1,3 +1,4 @@
+import { decodedToKeep } from '../../platform/crypto/random.js'
 import { createHmac, randomBytes } from 'node:crypto'
 
 /** Standard Webhooks secrets: `whsec_` and the base64 of the key bytes. */
@@ -13,7 +14,8 @@ export function secretKey(secret: string): Buffer | undefined {
   if (!secret.startsWith(SECRET_PREFIX)) return undefined
   const text = secret.slice(SECRET_PREFIX.length)
   if (!/^[A-Za-z0-9+/]+={0,2}$/.test(text) || text.length % 4 !== 0) return undefined
-  const key = Buffer.from(text, 'base64')
+  // EndpointStore caches it (see decodedToKeep).
+  const key = decodedToKeep(text, 'base64')
   return key.length >= SECRET_BYTES.minimum && key.length <= SECRET_BYTES.maximum ? key : undefined
 }
 
