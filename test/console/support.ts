@@ -54,7 +54,7 @@ export async function managementClient(account: CreatedAccount, scope: string): 
   const token = await managementToken(account)
   const created = await call<{ client_id: string; client_secret: string }>(`${account.base}/oauth/clients`, 'POST', {
     token,
-    json: { client_name: `console ${scope}`, grant_types: ['client_credentials'], scope, management: true },
+    json: { client_name: `console ${scope}`, grant_types: ['client_credentials'], scope },
   })
   expect(created.status, created.text).toBe(201)
   return { clientId: created.body.client_id, secret: created.body.client_secret }

@@ -28,11 +28,13 @@ export function Deliveries(props: { place: Place }) {
   const params = props.place.query
   const filters = Object.fromEntries(FILTERS.map((name) => [name, params.get(name) ?? ''])) as Filters
   const cursor = params.get('cursor')
-  const path = `/webhooks/deliveries${query({ ...filters, cursor, limit: PAGE_SIZE })}`
+  // A page size in the URL (the API's limit) is kept across pages, as the filters are.
+  const limit = params.get('limit')
+  const path = `/webhooks/deliveries${query({ ...filters, cursor, limit: limit ?? PAGE_SIZE })}`
   const page = useLoad(path, () => api<Page<Delivery>>('GET', path))
   const filtered = FILTERS.some((name) => filters[name])
 
-  const older = page.data?.next_cursor ? `/${query({ ...filters, cursor: page.data.next_cursor })}` : undefined
+  const older = page.data?.next_cursor ? `/${query({ ...filters, limit, cursor: page.data.next_cursor })}` : undefined
 
   return (
     <section>
@@ -103,7 +105,7 @@ export function Deliveries(props: { place: Place }) {
         </table>
       )}
       <nav class="pager" aria-label="Pages">
-        {cursor && <Link to={`/${query(filters)}`}>Newest</Link>}
+        {cursor && <Link to={`/${query({ ...filters, limit })}`}>Newest</Link>}
         {older && <Link to={older}>Older deliveries</Link>}
       </nav>
     </section>
