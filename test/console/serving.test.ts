@@ -1,7 +1,7 @@
 import { readdir } from 'node:fs/promises'
 import { describe, expect, it } from 'vitest'
 import { CONSOLE_ROOT } from '../../src/platform/http/console.js'
-import { forEachDialect, useHerald } from '../support/herald.js'
+import { forEachDialect, startHerald, useHerald } from '../support/herald.js'
 import { call } from '../support/http.js'
 
 // The console's pages and assets as a browser first meets them: its security headers, and caching that is safe
@@ -52,6 +52,18 @@ forEachDialect((dialect) => {
       expect(response.headers.get('x-content-type-options')).toBe('nosniff')
       const missing = await call(`${h.current.origin}/console/assets/index-nothere.js`, 'GET')
       expect(missing.status).toBe(404)
+    })
+
+    it('gives index.html the base of a PUBLIC_URL with a path, behind a proxy that strips it', async () => {
+      const prefixed = await startHerald(dialect, { env: { PUBLIC_URL: 'https://example.test/herald' } })
+      try {
+        const page = await call(`${prefixed.origin}/console/endpoints`, 'GET')
+        expect(page.text).toContain(`<base href="/herald/console/" />`)
+        const bare = await call(`${prefixed.origin}/console`, 'GET', { redirect: 'manual' })
+        expect(bare.headers.get('location')).toBe('/herald/console/')
+      } finally {
+        await prefixed.close()
+      }
     })
 
     it('keeps the console out of the OpenAPI document', async () => {

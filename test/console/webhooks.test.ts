@@ -17,6 +17,8 @@ withChromium('the console shows deliveries and acts on endpoints in Chromium', (
     let receiver: Receiver
     let context: BrowserContext
     let page: Page
+    /** What the page logged against its Content-Security-Policy, or threw: the console must need neither. */
+    const refusals: string[] = []
 
     beforeAll(async () => {
       account = await createAccount(h.current)
@@ -25,8 +27,13 @@ withChromium('the console shows deliveries and acts on endpoints in Chromium', (
       receiver = await Receiver.start()
       context = await browser.current.newContext()
       page = await context.newPage()
+      page.on('console', (message) => {
+        if (/Content.Security.Policy/i.test(message.text())) refusals.push(message.text())
+      })
+      page.on('pageerror', (error) => refusals.push(error.message))
     })
     afterAll(async () => {
+      expect(refusals).toEqual([])
       await context?.close()
       await receiver?.close()
     })
@@ -79,6 +86,7 @@ withChromium('the console shows deliveries and acts on endpoints in Chromium', (
       expect(await statusOf(page)).toBe('pending')
       expect(await page.getByRole('heading', { name: 'Still ahead' }).isVisible()).toBe(true)
       expect(await page.locator('.ahead').innerText()).toMatch(/Attempt 2: .+\nAttempt 3: about 5 s after the one before/)
+      await screenshot(page, dialect, 'delivery-retrying')
       for (const attempt of [2, 3]) {
         h.current.clock.advanceSeconds(7)
         await refreshUntil(page, async () => (await attempts(page)).length === attempt, `attempt ${attempt}`)
@@ -117,6 +125,13 @@ withChromium('the console shows deliveries and acts on endpoints in Chromium', (
       await refreshUntil(page, async () => (await page.locator('tr[data-delivery] .status').allTextContents()).every((status) => status !== 'held'), 'the held delivery go out')
       expect(await page.locator('tr[data-delivery] .status').allTextContents()).toEqual(['succeeded', 'succeeded', 'succeeded'])
       await screenshot(page, dialect, 'deliveries')
+      // The dark theme follows the system's preference.
+      const background = () => page.evaluate('getComputedStyle(document.body).backgroundColor')
+      const light = await background()
+      await page.emulateMedia({ colorScheme: 'dark' })
+      expect(await background()).not.toBe(light)
+      await screenshot(page, dialect, 'deliveries-dark')
+      await page.emulateMedia({ colorScheme: 'light' })
       await page.getByRole('link', { name: 'Endpoints' }).click()
       await page.locator('tr[data-endpoint]').waitFor()
       await screenshot(page, dialect, 'endpoints')

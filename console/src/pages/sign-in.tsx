@@ -21,7 +21,9 @@ export function SignIn() {
   return (
     <main class="sign-in">
       <h1>Herald console</h1>
-      <p class="muted">Sign in with a management client of your account: its id and secret, as `herald accounts create` printed them.</p>
+      <p class="muted">
+        Sign in with a management client of your account: its id and secret, as <code>herald accounts create</code> printed them.
+      </p>
       {reason && !error && (
         <p class="notice" role="status">
           {reason}
