@@ -9,10 +9,19 @@ import { Link, type Place, usePlace } from './router.js'
 import { SCOPES, type Session, can, currentSession, endSession, onSessionChange } from './session.js'
 import { Empty } from './ui.js'
 
+/** A path segment as typed; a malformed escape is kept as it is rather than breaking the page. */
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment)
+  } catch {
+    return segment
+  }
+}
+
 /** The page for a console path; unknown paths say so rather than showing a blank page. */
 function Route(props: { place: Place }) {
   const { path } = props.place
-  const [, section, id] = path.split('/').map(decodeURIComponent)
+  const [, section, id] = path.split('/').map(decodeSegment)
   if (path === '/' || path === '/deliveries') return <Deliveries place={props.place} />
   if (section === 'deliveries' && id) return <DeliveryPage id={id} />
   if (section === 'endpoints' && id) return <EndpointPage id={id} />
@@ -29,17 +38,17 @@ function Route(props: { place: Place }) {
 
 function Header(props: { session: Session; path: string }) {
   const readOnly = !can(SCOPES.webhooksWrite)
-  const current = (prefix: string) => (props.path === prefix || (prefix !== '/' && props.path.startsWith(prefix)) ? 'page' : undefined)
+  const deliveries = props.path === '/' || props.path.startsWith('/deliveries')
   return (
     <header class="top">
       <nav aria-label="Console">
         <span class="brand">Herald</span>
-        <span aria-current={current('/') ?? current('/deliveries')}>
-          <Link to="/">Deliveries</Link>
-        </span>
-        <span aria-current={current('/endpoints')}>
-          <Link to="/endpoints">Endpoints</Link>
-        </span>
+        <Link to="/" current={deliveries}>
+          Deliveries
+        </Link>
+        <Link to="/endpoints" current={props.path.startsWith('/endpoints')}>
+          Endpoints
+        </Link>
       </nav>
       <div class="who">
         <span class="mono" title={`Client ${props.session.clientId}`}>

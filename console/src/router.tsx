@@ -47,14 +47,14 @@ export function usePlace(): Place {
 }
 
 /** A link within the console: a real href (open in a new tab works), followed without reloading the page. */
-export function Link(props: { to: string; class?: string; children: ComponentChildren }) {
+export function Link(props: { to: string; class?: string; current?: boolean; children: ComponentChildren }) {
   const onClick = (event: MouseEvent) => {
     if (event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return
     event.preventDefault()
     navigate(props.to)
   }
   return (
-    <a href={href(props.to)} class={props.class} onClick={onClick}>
+    <a href={href(props.to)} class={props.class} aria-current={props.current ? 'page' : undefined} onClick={onClick}>
       {props.children}
     </a>
   )

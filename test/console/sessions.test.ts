@@ -5,7 +5,7 @@ import { type CreatedAccount, forEachDialect, useHerald } from '../support/heral
 import { createAccount } from '../support/http.js'
 import { Receiver, eventually } from '../support/receiver.js'
 import { type Delivery, subscribedEndpoint, webhookApi } from '../webhooks/support.js'
-import { CONSOLE_HERALD, managementClient, openSignedIn, patchSettings, screenshot, signIn } from './support.js'
+import { CONSOLE_HERALD, lookAt, managementClient, openSignedIn, patchSettings, signIn } from './support.js'
 
 // What the console does with what its token allows: the token lives in the page's memory only, a bookmark survives
 // a sign-in, a token that expires mid-session leads back to sign-in, a read-only token hides write actions, and
@@ -120,7 +120,7 @@ withChromium('the console signs in, keeps bookmarks and follows its token in Chr
       await page.getByRole('button', { name: 'Sign in' }).waitFor()
       expect(await page.getByRole('status').textContent()).toBe('Your session has ended (the token expired or was revoked). Sign in again to go on.')
       expect(new URL(page.url()).pathname).toBe(`/console/deliveries/${retrying.id}`)
-      await screenshot(page, dialect, 'session-expired')
+      await lookAt(page, dialect, 'session-expired')
       await signIn(page, account, account.clientId, account.clientSecret)
       await page.getByRole('heading', { name: 'Attempts' }).waitFor()
       await patchSettings(account, { access_token_ttl: 3600 })

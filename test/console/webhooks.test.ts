@@ -4,7 +4,7 @@ import { withChromium } from '../support/chromium.js'
 import { type CreatedAccount, forEachDialect, useHerald } from '../support/herald.js'
 import { createAccount } from '../support/http.js'
 import { Receiver } from '../support/receiver.js'
-import { CONSOLE_HERALD, openSignedIn, patchSettings, refreshUntil, screenshot } from './support.js'
+import { CONSOLE_HERALD, lookAt, openSignedIn, patchSettings, refreshUntil } from './support.js'
 
 // The README's path, as a new user takes it: sign in with the credentials `accounts create` printed, add an endpoint
 // on a local receiver, send it a test event and watch it succeed; make the receiver fail and watch the retries with
@@ -53,7 +53,7 @@ withChromium('the console shows deliveries and acts on endpoints in Chromium', (
 
     it('signs in, shows the empty states, and adds an endpoint subscribed in the same form', async () => {
       await page.goto(`${h.current.origin}/console/`)
-      await screenshot(page, dialect, 'sign-in')
+      await lookAt(page, dialect, 'sign-in')
       await openSignedIn(page, h.current, account)
       await page.getByText('No deliveries yet.').waitFor()
       await page.getByRole('link', { name: 'Endpoints' }).click()
@@ -66,7 +66,7 @@ withChromium('the console shows deliveries and acts on endpoints in Chromium', (
       await page.getByRole('heading', { name: /^Endpoint ep_/ }).waitFor()
       expect(await page.locator('.facts').innerText()).toContain('invoice.*')
       expect(await page.getByLabel('Event type').inputValue()).toBe('invoice.test')
-      await screenshot(page, dialect, 'endpoint')
+      await lookAt(page, dialect, 'endpoint')
     })
 
     it('sends a test event and shows its delivery succeed, with its attempt', async () => {
@@ -86,7 +86,7 @@ withChromium('the console shows deliveries and acts on endpoints in Chromium', (
       expect(await statusOf(page)).toBe('pending')
       expect(await page.getByRole('heading', { name: 'Still ahead' }).isVisible()).toBe(true)
       expect(await page.locator('.ahead').innerText()).toMatch(/Attempt 2: .+\nAttempt 3: about 5 s after the one before/)
-      await screenshot(page, dialect, 'delivery-retrying')
+      await lookAt(page, dialect, 'delivery-retrying')
       for (const attempt of [2, 3]) {
         h.current.clock.advanceSeconds(7)
         await refreshUntil(page, async () => (await attempts(page)).length === attempt, `attempt ${attempt}`)
@@ -99,7 +99,7 @@ withChromium('the console shows deliveries and acts on endpoints in Chromium', (
         expect(text).toContain('database is down')
       }
       expect(await page.getByRole('heading', { name: 'Still ahead' }).count()).toBe(0)
-      await screenshot(page, dialect, 'delivery-failed')
+      await lookAt(page, dialect, 'delivery-failed')
 
       receiver.respond = () => ({ status: 200, body: 'ok' })
       await page.getByRole('button', { name: 'Retry now' }).click()
@@ -124,17 +124,17 @@ withChromium('the console shows deliveries and acts on endpoints in Chromium', (
       await page.getByRole('link', { name: 'Its deliveries' }).click()
       await refreshUntil(page, async () => (await page.locator('tr[data-delivery] .status').allTextContents()).every((status) => status !== 'held'), 'the held delivery go out')
       expect(await page.locator('tr[data-delivery] .status').allTextContents()).toEqual(['succeeded', 'succeeded', 'succeeded'])
-      await screenshot(page, dialect, 'deliveries')
+      await lookAt(page, dialect, 'deliveries')
       // The dark theme follows the system's preference.
       const background = () => page.evaluate('getComputedStyle(document.body).backgroundColor')
       const light = await background()
       await page.emulateMedia({ colorScheme: 'dark' })
       expect(await background()).not.toBe(light)
-      await screenshot(page, dialect, 'deliveries-dark')
+      await lookAt(page, dialect, 'deliveries-dark')
       await page.emulateMedia({ colorScheme: 'light' })
       await page.getByRole('link', { name: 'Endpoints' }).click()
       await page.locator('tr[data-endpoint]').waitFor()
-      await screenshot(page, dialect, 'endpoints')
+      await lookAt(page, dialect, 'endpoints')
     })
   })
 })
