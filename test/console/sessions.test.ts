@@ -135,7 +135,7 @@ withChromium('the console signs in, keeps bookmarks and follows its token in Chr
       expect(await page.getByRole('button', { name: 'Retry now' }).count()).toBe(0)
       await page.getByRole('link', { name: /^ep_/ }).click()
       await page.getByRole('heading', { name: /^Endpoint ep_/ }).waitFor()
-      await page.locator('.facts').waitFor()
+      await page.locator('.facts').getByText('order.*').waitFor()
       expect(await page.getByRole('button', { name: /Disable|Enable/ }).count()).toBe(0)
       expect(await page.getByRole('button', { name: 'Send test event' }).count()).toBe(0)
       await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Endpoints' }).click()

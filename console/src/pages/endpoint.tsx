@@ -47,7 +47,7 @@ export function EndpointPage(props: { id: string }) {
           <dt>Description</dt>
           <dd>{data.description || <span class="muted">—</span>}</dd>
           <dt>Subscribed to</dt>
-          <dd>{types.length > 0 ? <span class="mono">{types.join(', ')}</span> : <span class="muted">no event types yet</span>}</dd>
+          <dd>{!subscriptions.data ? <span class="muted">…</span> : types.length > 0 ? <span class="mono">{types.join(', ')}</span> : <span class="muted">no event types yet</span>}</dd>
           <dt>Created</dt>
           <dd>
             <Time value={data.created_at} />
@@ -55,7 +55,8 @@ export function EndpointPage(props: { id: string }) {
         </dl>
       )}
       {subscriptions.error !== undefined && <ErrorNote error={subscriptions.error} />}
-      {data && can(SCOPES.publish) && <TestEvent key={types.join(' ')} endpointId={data.id} types={types} />}
+      {/* Once its subscriptions are known: the test event's type is one of them. */}
+      {data && subscriptions.data && can(SCOPES.publish) && <TestEvent endpointId={data.id} types={types} />}
     </section>
   )
 }
