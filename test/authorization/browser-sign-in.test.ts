@@ -1,18 +1,16 @@
 import { type ChildProcess, spawn } from 'node:child_process'
-import { existsSync } from 'node:fs'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core'
+import type { BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { type CreatedAccount, forEachDialect, freePort, useHerald } from '../support/herald.js'
+import { withChromium } from '../support/chromium.js'
 import { createAccount } from '../support/http.js'
 
 // A first sign-in as a new user would make it: examples/login-consent (run as its README says) is the account's
 // login and consent app and the relying party, and a real Chromium follows every redirect.
 
-const CHROMIUM = '/usr/bin/chromium'
 const EXAMPLE = fileURLToPath(new URL('../../examples/login-consent/server.mjs', import.meta.url))
-const BROWSER_REQUIRED = Boolean(process.env.CI) || process.env.HERALD_TEST_BROWSER === 'required'
 
 interface ExampleApp {
   url: string
@@ -55,16 +53,6 @@ async function startExample(account: CreatedAccount): Promise<ExampleApp> {
   }
 }
 
-async function launchChromium(): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`${CHROMIUM} is missing and the browser test is required (CI or HERALD_TEST_BROWSER=required): apt-get install chromium`)
-  }
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-  })
-}
-
 const SIGN_IN_PAGES = new Set(['/login', '/consent', '/callback'])
 
 /** The app's sign-in pages the browser was answered, as `METHOD /path STATUS`, in order; redirects included. */
@@ -86,22 +74,7 @@ async function startSignIn(page: Page, app: ExampleApp): Promise<void> {
   await page.getByRole('link', { name: 'Sign in with Herald' }).click()
 }
 
-if (!existsSync(CHROMIUM) && !BROWSER_REQUIRED) {
-  it('signs in through the example login and consent app in Chromium', (context) => {
-    // The default reporter doesn't show a skip's note, so it goes to the console as well.
-    const why = `${CHROMIUM} is missing: apt-get install chromium to run the browser sign-in test (CI or HERALD_TEST_BROWSER=required make this a failure)`
-    console.warn(`!! ${why}`)
-    context.skip(why)
-  })
-} else {
-  let browser: Browser
-  beforeAll(async () => {
-    browser = await launchChromium()
-  })
-  afterAll(async () => {
-    await browser?.close()
-  })
-
+withChromium('signs in through the example login and consent app in Chromium', (browser) => {
   forEachDialect((dialect) => {
     const h = useHerald(dialect)
     let account: CreatedAccount
@@ -111,7 +84,7 @@ if (!existsSync(CHROMIUM) && !BROWSER_REQUIRED) {
     beforeAll(async () => {
       account = await createAccount(h.current)
       app = await startExample(account)
-      context = await browser.newContext()
+      context = await browser.current.newContext()
     })
     afterAll(async () => {
       await context?.close()
@@ -154,4 +127,4 @@ if (!existsSync(CHROMIUM) && !BROWSER_REQUIRED) {
       expect(second.nonce).not.toBe(first.nonce)
     })
   })
-}
+})

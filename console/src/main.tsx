@@ -1,0 +1,86 @@
+import { render } from 'preact'
+import { useEffect, useState } from 'preact/hooks'
+import { DeliveryPage } from './pages/delivery.js'
+import { Deliveries } from './pages/deliveries.js'
+import { EndpointPage } from './pages/endpoint.js'
+import { Endpoints } from './pages/endpoints.js'
+import { SignIn } from './pages/sign-in.js'
+import { Link, type Place, usePlace } from './router.js'
+import { SCOPES, type Session, can, currentSession, endSession, onSessionChange } from './session.js'
+import { Empty } from './ui.js'
+
+/** A path segment as typed; a malformed escape is kept as it is rather than breaking the page. */
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment)
+  } catch {
+    return segment
+  }
+}
+
+/** The page for a console path; unknown paths say so rather than showing a blank page. */
+function Route(props: { place: Place }) {
+  const { path } = props.place
+  const [, section, id] = path.split('/').map(decodeSegment)
+  if (path === '/' || path === '/deliveries') return <Deliveries place={props.place} />
+  if (section === 'deliveries' && id) return <DeliveryPage id={id} />
+  if (section === 'endpoints' && id) return <EndpointPage id={id} />
+  if (section === 'endpoints') return <Endpoints place={props.place} />
+  return (
+    <section>
+      <h1>Page not found</h1>
+      <Empty title={`The console has no page at ${path}.`}>
+        <Link to="/">Go to the deliveries</Link>
+      </Empty>
+    </section>
+  )
+}
+
+function Header(props: { session: Session; path: string }) {
+  const readOnly = !can(SCOPES.webhooksWrite)
+  const deliveries = props.path === '/' || props.path.startsWith('/deliveries')
+  return (
+    <header class="top">
+      <nav aria-label="Console">
+        <span class="brand">Herald</span>
+        <Link to="/" current={deliveries}>
+          Deliveries
+        </Link>
+        <Link to="/endpoints" current={props.path.startsWith('/endpoints')}>
+          Endpoints
+        </Link>
+      </nav>
+      <div class="who">
+        <span class="mono" title={`Client ${props.session.clientId}`}>
+          {props.session.accountId}
+        </span>
+        {readOnly && (
+          <span class="badge" title={[...props.session.scopes].join(' ')}>
+            read-only
+          </span>
+        )}
+        <button type="button" class="secondary" onClick={() => endSession('You signed out.')}>
+          Sign out
+        </button>
+      </div>
+    </header>
+  )
+}
+
+function App() {
+  const [session, setSession] = useState(currentSession)
+  const place = usePlace()
+  useEffect(() => onSessionChange(() => setSession(currentSession())), [])
+  // Signed out, the URL stays as it is: signing in again lands on the same page, filters and all.
+  if (!session) return <SignIn />
+  return (
+    <>
+      <Header session={session} path={place.path} />
+      <main>
+        <Route place={place} />
+      </main>
+    </>
+  )
+}
+
+render(<App />, document.getElementById('app')!)

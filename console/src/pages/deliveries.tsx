@@ -1,0 +1,166 @@
+import { useState } from 'preact/hooks'
+import { type Page, api, query } from '../api.js'
+import { Link, type Place, navigate } from '../router.js'
+import { DELIVERY_STATUSES, type Delivery } from '../types.js'
+import { Empty, ErrorNote, Status, Time, useLoad } from '../ui.js'
+
+/** The API's filters of `GET /webhooks/deliveries`, kept as the page's own query parameters. */
+const FILTERS = ['status', 'endpoint_id', 'event_type', 'event_id', 'since', 'until'] as const
+const PAGE_SIZE = 50
+
+/** A datetime-local value (the browser's zone) as RFC 3339 UTC, and back. */
+function toUtc(local: string): string {
+  return local ? new Date(local).toISOString() : ''
+}
+function toLocalInput(utc: string | null): string {
+  if (!utc) return ''
+  const date = new Date(utc)
+  if (Number.isNaN(date.getTime())) return ''
+  return new Date(date.getTime() - date.getTimezoneOffset() * 60_000).toISOString().slice(0, 16)
+}
+
+function outcome(delivery: Delivery): string {
+  if (delivery.last_response_status !== null) return `HTTP ${delivery.last_response_status}`
+  return delivery.last_error ?? '—'
+}
+
+export function Deliveries(props: { place: Place }) {
+  const params = props.place.query
+  const filters = Object.fromEntries(FILTERS.map((name) => [name, params.get(name) ?? ''])) as Filters
+  const cursor = params.get('cursor')
+  // A page size in the URL (the API's limit) is kept across pages, as the filters are.
+  const limit = params.get('limit')
+  const path = `/webhooks/deliveries${query({ ...filters, cursor, limit: limit ?? PAGE_SIZE })}`
+  const page = useLoad(path, () => api<Page<Delivery>>('GET', path))
+  const filtered = FILTERS.some((name) => filters[name])
+
+  const older = page.data?.next_cursor ? `/${query({ ...filters, limit, cursor: page.data.next_cursor })}` : undefined
+
+  return (
+    <section>
+      <div class="heading">
+        <h1>Deliveries</h1>
+        <button type="button" class="secondary" onClick={page.reload}>
+          Refresh
+        </button>
+      </div>
+      {/* key: a new URL (back, a bookmark) starts the form again from its filters. */}
+      <FilterForm key={params.toString()} filters={filters} filtered={filtered} />
+      {page.error !== undefined && <ErrorNote error={page.error} />}
+      {page.loading && !page.data && <p class="muted">Loading…</p>}
+      {page.data?.data.length === 0 &&
+        (filtered || cursor ? (
+          <Empty title="No deliveries match these filters.">
+            <Link to="/">Show every delivery</Link>
+          </Empty>
+        ) : (
+          <Empty title="No deliveries yet.">
+            <p>
+              A delivery is made for each endpoint subscribed to an event when the event is published. <Link to="/endpoints">Add an endpoint</Link>, then send it a test event.
+            </p>
+          </Empty>
+        ))}
+      {page.data && page.data.data.length > 0 && (
+        <table class="list">
+          <thead>
+            <tr>
+              <th scope="col">Status</th>
+              <th scope="col">Delivery</th>
+              <th scope="col">Event type</th>
+              <th scope="col">Endpoint</th>
+              <th scope="col">Attempts</th>
+              <th scope="col">Last outcome</th>
+              <th scope="col">Created</th>
+              <th scope="col">Next attempt</th>
+            </tr>
+          </thead>
+          <tbody>
+            {page.data.data.map((delivery) => (
+              <tr data-delivery={delivery.id}>
+                <td>
+                  <Status value={delivery.status} />
+                </td>
+                <td>
+                  <Link to={`/deliveries/${delivery.id}`} class="mono">
+                    {delivery.id}
+                  </Link>
+                </td>
+                <td class="mono">{delivery.event_type}</td>
+                <td>
+                  <Link to={`/endpoints/${delivery.endpoint_id}`} class="mono">
+                    {delivery.endpoint_id}
+                  </Link>
+                </td>
+                <td class="number">{delivery.attempt_count}</td>
+                <td>{outcome(delivery)}</td>
+                <td>
+                  <Time value={delivery.created_at} />
+                </td>
+                <td>
+                  <Time value={delivery.status === 'pending' ? delivery.next_attempt_at : null} />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <nav class="pager" aria-label="Pages">
+        {cursor && <Link to={`/${query({ ...filters, limit })}`}>Newest</Link>}
+        {older && <Link to={older}>Older deliveries</Link>}
+      </nav>
+    </section>
+  )
+}
+
+type Filters = Record<(typeof FILTERS)[number], string>
+
+function FilterForm(props: { filters: Filters; filtered: boolean }) {
+  const [values, setValues] = useState<Filters>({ ...props.filters, since: toLocalInput(props.filters.since), until: toLocalInput(props.filters.until) })
+  const field = (name: keyof Filters) => ({
+    name,
+    value: values[name],
+    onInput: (event: Event) => setValues({ ...values, [name]: (event.currentTarget as HTMLInputElement | HTMLSelectElement).value }),
+  })
+  const apply = (event: Event) => {
+    event.preventDefault()
+    const trimmed = Object.fromEntries(FILTERS.map((name) => [name, values[name].trim()]))
+    navigate(`/${query({ ...trimmed, since: toUtc(values.since), until: toUtc(values.until) })}`)
+  }
+  return (
+    <form class="filters" onSubmit={apply} aria-label="Filter deliveries">
+      <label>
+        Status
+        <select {...field('status')}>
+          <option value="">any</option>
+          {DELIVERY_STATUSES.map((status) => (
+            <option value={status}>{status}</option>
+          ))}
+        </select>
+      </label>
+      <label>
+        Endpoint id
+        <input {...field('endpoint_id')} placeholder="ep_…" spellcheck={false} />
+      </label>
+      <label>
+        Event type
+        <input {...field('event_type')} placeholder="invoice.paid" spellcheck={false} />
+      </label>
+      <label>
+        Event id
+        <input {...field('event_id')} placeholder="evt_…" spellcheck={false} />
+      </label>
+      <label>
+        Created from
+        <input {...field('since')} type="datetime-local" />
+      </label>
+      <label>
+        Created before
+        <input {...field('until')} type="datetime-local" />
+      </label>
+      <div class="filter-actions">
+        <button type="submit">Apply filters</button>
+        {props.filtered && <Link to="/">Clear</Link>}
+      </div>
+    </form>
+  )
+}

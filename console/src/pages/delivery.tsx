@@ -1,0 +1,182 @@
+import { useState } from 'preact/hooks'
+import { ApiError, api } from '../api.js'
+import { Link } from '../router.js'
+import { SCOPES, can } from '../session.js'
+import type { Attempt, Delivery, HeraldEvent, Settings } from '../types.js'
+import { Copy, Empty, ErrorNote, Status, Time, isNotFound, useLoad } from '../ui.js'
+
+type DeliveryWithAttempts = Delivery & { attempts: Attempt[] }
+
+/** A number of seconds in the largest unit that keeps it readable: 5 s, 5 min, 2 h, 1 d 4 h. */
+export function duration(seconds: number): string {
+  if (seconds < 60) return `${seconds} s`
+  if (seconds < 3600) return `${Math.round(seconds / 60)} min`
+  if (seconds < 86_400) return `${+(seconds / 3600).toFixed(1)} h`
+  return `${+(seconds / 86_400).toFixed(1)} d`
+}
+
+export function DeliveryPage(props: { id: string }) {
+  const path = `/webhooks/deliveries/${encodeURIComponent(props.id)}`
+  const delivery = useLoad(path, () => api<DeliveryWithAttempts>('GET', path))
+  if (isNotFound(delivery.error)) {
+    return (
+      <section>
+        <h1>Delivery not found</h1>
+        <Empty title={`There is no delivery ${props.id} in this account.`}>
+          <Link to="/">Back to the deliveries</Link>
+        </Empty>
+      </section>
+    )
+  }
+  const data = delivery.data
+  return (
+    <section>
+      <p class="crumbs">
+        <Link to="/">Deliveries</Link> /
+      </p>
+      <div class="heading">
+        <h1>
+          Delivery <span class="mono">{props.id}</span> <Copy text={props.id} />
+        </h1>
+        <button type="button" class="secondary" onClick={delivery.reload}>
+          Refresh
+        </button>
+      </div>
+      {delivery.error !== undefined && <ErrorNote error={delivery.error} />}
+      {!data && delivery.loading && <p class="muted">Loading…</p>}
+      {data && (
+        <>
+          <Summary delivery={data} onRetried={delivery.reload} />
+          <h2>Attempts</h2>
+          <Timeline attempts={data.attempts} />
+          <Schedule delivery={data} />
+          <h2>Event payload</h2>
+          <Payload eventId={data.event_id} />
+        </>
+      )}
+    </section>
+  )
+}
+
+function Summary(props: { delivery: DeliveryWithAttempts; onRetried(): void }) {
+  const { delivery } = props
+  return (
+    <dl class="facts">
+      <dt>Status</dt>
+      <dd>
+        <Status value={delivery.status} /> {can(SCOPES.webhooksWrite) && delivery.status !== 'cancelled' && <Retry id={delivery.id} onRetried={props.onRetried} />}
+      </dd>
+      <dt>Event</dt>
+      <dd>
+        <span class="mono">{delivery.event_type}</span> · <Link to={`/?event_id=${delivery.event_id}`} class="mono">{delivery.event_id}</Link>
+      </dd>
+      <dt>Endpoint</dt>
+      <dd>
+        <Link to={`/endpoints/${delivery.endpoint_id}`} class="mono">
+          {delivery.endpoint_id}
+        </Link>
+      </dd>
+      <dt>Attempts</dt>
+      <dd>{delivery.attempt_count}</dd>
+      <dt>Created</dt>
+      <dd>
+        <Time value={delivery.created_at} />
+      </dd>
+      <dt>Next attempt</dt>
+      <dd>
+        <Time value={delivery.next_attempt_at} empty={delivery.status === 'held' ? 'held until the endpoint is enabled' : 'none planned'} />
+      </dd>
+    </dl>
+  )
+}
+
+/** Retries by hand; what the API answered, a 409's reason included, is said next to the button. */
+function Retry(props: { id: string; onRetried(): void }) {
+  const [answer, setAnswer] = useState<{ ok: boolean; text: string } | undefined>()
+  const [busy, setBusy] = useState(false)
+  const retry = async () => {
+    setBusy(true)
+    try {
+      const delivery = await api<Delivery>('POST', `/webhooks/deliveries/${encodeURIComponent(props.id)}/retry`)
+      setAnswer({ ok: true, text: delivery.status === 'held' ? 'Held: it goes out when its endpoint is enabled.' : 'Queued for another attempt now.' })
+      props.onRetried()
+    } catch (error) {
+      setAnswer({ ok: false, text: error instanceof ApiError && error.status === 409 ? `Can't retry: ${error.message}` : error instanceof Error ? error.message : String(error) })
+    } finally {
+      setBusy(false)
+    }
+  }
+  return (
+    <>
+      <button type="button" onClick={retry} disabled={busy}>
+        Retry now
+      </button>
+      {answer && (
+        <span class={answer.ok ? 'ok' : 'error'} role={answer.ok ? 'status' : 'alert'}>
+          {' '}
+          {answer.text}
+        </span>
+      )}
+    </>
+  )
+}
+
+function Timeline(props: { attempts: Attempt[] }) {
+  if (props.attempts.length === 0) return <Empty title="No attempt yet: the first one starts as soon as a worker picks the delivery up." />
+  return (
+    <ol class="timeline">
+      {props.attempts.map((attempt) => {
+        const ok = attempt.response_status !== null && attempt.response_status >= 200 && attempt.response_status < 300
+        return (
+          <li class={ok ? 'attempt ok' : 'attempt failed'} data-attempt={attempt.number}>
+            <div class="attempt-head">
+              <strong>Attempt {attempt.number}</strong>
+              <span class="outcome">{attempt.response_status !== null ? `HTTP ${attempt.response_status}` : (attempt.error ?? 'no response')}</span>
+              <Time value={attempt.started_at} />
+              <span class="muted">{attempt.duration_ms !== null ? `${attempt.duration_ms} ms` : 'duration unknown'}</span>
+            </div>
+            {attempt.response_excerpt ? <pre class="excerpt">{attempt.response_excerpt}</pre> : <p class="muted small">No response body kept.</p>}
+          </li>
+        )
+      })}
+    </ol>
+  )
+}
+
+/** The attempts still ahead: the next at `next_attempt_at`, each later one after the schedule's delay (±20%). */
+function Schedule(props: { delivery: Delivery }) {
+  const { delivery } = props
+  const readable = can(SCOPES.settings)
+  const settings = useLoad(readable ? 'settings' : 'no-settings', () => (readable ? api<Settings>('GET', '/settings') : Promise.resolve(undefined)))
+  if (delivery.status !== 'pending' || !delivery.next_attempt_at) return null
+  const schedule = settings.data?.webhook_retry_schedule
+  // Attempt n + 1 follows attempt n after schedule[n - 1]; the next is attempt_count + 1, the one after it waits
+  // schedule[attempt_count].
+  const later = schedule ? schedule.slice(delivery.attempt_count) : []
+  return (
+    <>
+      <h2>Still ahead</h2>
+      <ol class="ahead">
+        <li>
+          Attempt {delivery.attempt_count + 1}: <Time value={delivery.next_attempt_at} />
+        </li>
+        {later.map((delay, i) => (
+          <li>
+            Attempt {delivery.attempt_count + 2 + i}: about {duration(delay)} after the one before
+          </li>
+        ))}
+      </ol>
+      {!readable && <p class="muted small">The rest of the retry schedule is in the account's settings, which this token may not read.</p>}
+      {schedule && later.length === 0 && <p class="muted small">This is the last attempt of the schedule: if it fails, the delivery ends failed and can be retried by hand.</p>}
+    </>
+  )
+}
+
+function Payload(props: { eventId: string }) {
+  const path = `/webhooks/events/${encodeURIComponent(props.eventId)}`
+  const event = useLoad(path, () => api<HeraldEvent>('GET', path))
+  if (isNotFound(event.error)) return <p class="muted">The event is no longer kept (retention).</p>
+  if (event.error !== undefined) return <ErrorNote error={event.error} />
+  if (!event.data) return <p class="muted">Loading…</p>
+  return <pre class="payload">{JSON.stringify(event.data.data, null, 2)}</pre>
+}

@@ -1,0 +1,130 @@
+import { useState } from 'preact/hooks'
+import { type Page, api, query } from '../api.js'
+import { Link } from '../router.js'
+import { SCOPES, can } from '../session.js'
+import type { Endpoint, HeraldEvent, Subscription } from '../types.js'
+import { Copy, Empty, ErrorNote, Status, Time, isNotFound, useLoad } from '../ui.js'
+
+export function EndpointPage(props: { id: string }) {
+  const path = `/webhooks/endpoints/${encodeURIComponent(props.id)}`
+  const endpoint = useLoad(path, () => api<Endpoint>('GET', path))
+  const subscriptionsPath = `/webhooks/subscriptions${query({ endpoint_id: props.id, limit: 200 })}`
+  const subscriptions = useLoad(subscriptionsPath, () => api<Page<Subscription>>('GET', subscriptionsPath))
+  if (isNotFound(endpoint.error)) {
+    return (
+      <section>
+        <h1>Endpoint not found</h1>
+        <Empty title={`There is no endpoint ${props.id} in this account.`}>
+          <Link to="/endpoints">Back to the endpoints</Link>
+        </Empty>
+      </section>
+    )
+  }
+  const data = endpoint.data
+  const types = subscriptions.data?.data.flatMap((subscription) => subscription.event_types) ?? []
+  return (
+    <section>
+      <p class="crumbs">
+        <Link to="/endpoints">Endpoints</Link> /
+      </p>
+      <div class="heading">
+        <h1>
+          Endpoint <span class="mono">{props.id}</span> <Copy text={props.id} />
+        </h1>
+        <Link to={`/${query({ endpoint_id: props.id })}`}>Its deliveries</Link>
+      </div>
+      {endpoint.error !== undefined && <ErrorNote error={endpoint.error} />}
+      {data && (
+        <dl class="facts">
+          <dt>Status</dt>
+          <dd>
+            <Status value={data.status} />
+            {data.disabled_reason && <span class="muted"> ({data.disabled_reason}, <Time value={data.disabled_at} />)</span>}{' '}
+            {can(SCOPES.webhooksWrite) && <Toggle endpoint={data} onChanged={endpoint.reload} />}
+          </dd>
+          <dt>URL</dt>
+          <dd class="mono wrap">{data.url}</dd>
+          <dt>Description</dt>
+          <dd>{data.description || <span class="muted">—</span>}</dd>
+          <dt>Subscribed to</dt>
+          <dd>{!subscriptions.data ? <span class="muted">…</span> : types.length > 0 ? <span class="mono">{types.join(', ')}</span> : <span class="muted">no event types yet</span>}</dd>
+          <dt>Created</dt>
+          <dd>
+            <Time value={data.created_at} />
+          </dd>
+        </dl>
+      )}
+      {subscriptions.error !== undefined && <ErrorNote error={subscriptions.error} />}
+      {/* Once its subscriptions are known: the test event's type is one of them. */}
+      {data && subscriptions.data && can(SCOPES.publish) && <TestEvent endpointId={data.id} types={types} />}
+    </section>
+  )
+}
+
+/** Disables (new deliveries are held) or enables (held ones flow again) the endpoint. */
+function Toggle(props: { endpoint: Endpoint; onChanged(): void }) {
+  const [error, setError] = useState<unknown>()
+  const next = props.endpoint.status === 'active' ? 'disabled' : 'active'
+  const change = async () => {
+    setError(undefined)
+    try {
+      await api<Endpoint>('PATCH', `/webhooks/endpoints/${encodeURIComponent(props.endpoint.id)}`, { status: next })
+      props.onChanged()
+    } catch (changeError) {
+      setError(changeError)
+    }
+  }
+  return (
+    <>
+      <button type="button" class="secondary" onClick={change}>
+        {next === 'disabled' ? 'Disable' : 'Enable'}
+      </button>
+      {error !== undefined && <ErrorNote error={error} />}
+    </>
+  )
+}
+
+/**
+ * The type a test event gets so that this endpoint's subscription matches it: its first exact type, `x.test` for a
+ * pattern `x.*`, `console.test` for `*` or nothing.
+ */
+export function testEventType(types: string[]): string {
+  const exact = types.find((type) => !type.endsWith('*'))
+  if (exact) return exact
+  const prefix = types.find((type) => type.endsWith('.*'))
+  return prefix ? `${prefix.slice(0, -2)}.test` : 'console.test'
+}
+
+/** Herald has no route for a test event: the console publishes one of a type this endpoint is subscribed to. */
+function TestEvent(props: { endpointId: string; types: string[] }) {
+  const [sent, setSent] = useState<HeraldEvent | undefined>()
+  const [error, setError] = useState<unknown>()
+  const [type, setType] = useState(() => testEventType(props.types))
+  const submit = async (event: Event) => {
+    event.preventDefault()
+    setError(undefined)
+    setSent(undefined)
+    try {
+      setSent(await api<HeraldEvent>('POST', '/webhooks/events', { type: type.trim(), data: { test: true, sent_from: 'Herald console', endpoint_id: props.endpointId } }))
+    } catch (publishError) {
+      setError(publishError)
+    }
+  }
+  return (
+    <form class="card" onSubmit={submit} aria-label="Send a test event">
+      <h2>Send a test event</h2>
+      <p class="muted small">Publishes an event of this type: every endpoint subscribed to it gets a delivery, this one included.</p>
+      <label for="test-type">Event type</label>
+      <input id="test-type" name="type" required value={type} onInput={(event) => setType(event.currentTarget.value)} spellcheck={false} />
+      <div class="actions">
+        <button type="submit">Send test event</button>
+      </div>
+      {sent && (
+        <p class="ok" role="status">
+          Event <span class="mono">{sent.id}</span> published. <Link to={`/${query({ event_id: sent.id, endpoint_id: props.endpointId })}`}>See its delivery</Link>
+        </p>
+      )}
+      {error !== undefined && <ErrorNote error={error} />}
+    </form>
+  )
+}

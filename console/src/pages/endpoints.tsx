@@ -1,0 +1,125 @@
+import { useState } from 'preact/hooks'
+import { type Page, api, query } from '../api.js'
+import { Link, type Place, navigate } from '../router.js'
+import { SCOPES, can } from '../session.js'
+import type { Endpoint, Subscription } from '../types.js'
+import { Empty, ErrorNote, Status, Time, useLoad } from '../ui.js'
+
+export function Endpoints(props: { place: Place }) {
+  const cursor = props.place.query.get('cursor')
+  const path = `/webhooks/endpoints${query({ cursor, limit: 100 })}`
+  const page = useLoad(path, () => api<Page<Endpoint>>('GET', path))
+  const writable = can(SCOPES.webhooksWrite)
+  const [creating, setCreating] = useState(false)
+  return (
+    <section>
+      <div class="heading">
+        <h1>Endpoints</h1>
+        {writable && !creating && (
+          <button type="button" onClick={() => setCreating(true)}>
+            Add endpoint
+          </button>
+        )}
+      </div>
+      {creating && <CreateEndpoint onCancel={() => setCreating(false)} />}
+      {page.error !== undefined && <ErrorNote error={page.error} />}
+      {page.loading && !page.data && <p class="muted">Loading…</p>}
+      {page.data?.data.length === 0 && (
+        <Empty title="No endpoints yet.">
+          <p>{writable ? 'Add an endpoint: the URL Herald sends your events to, and the event types it wants.' : 'This token may only read; a client with herald:webhooks:write can add endpoints.'}</p>
+        </Empty>
+      )}
+      {page.data && page.data.data.length > 0 && (
+        <table class="list">
+          <thead>
+            <tr>
+              <th scope="col">Status</th>
+              <th scope="col">Endpoint</th>
+              <th scope="col">URL</th>
+              <th scope="col">Description</th>
+              <th scope="col">Created</th>
+            </tr>
+          </thead>
+          <tbody>
+            {page.data.data.map((endpoint) => (
+              <tr data-endpoint={endpoint.id}>
+                <td>
+                  <Status value={endpoint.status} />
+                  {endpoint.disabled_reason && <span class="muted small"> ({endpoint.disabled_reason})</span>}
+                </td>
+                <td>
+                  <Link to={`/endpoints/${endpoint.id}`} class="mono">
+                    {endpoint.id}
+                  </Link>
+                </td>
+                <td class="mono wrap">{endpoint.url}</td>
+                <td>{endpoint.description || <span class="muted">—</span>}</td>
+                <td>
+                  <Time value={endpoint.created_at} />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <nav class="pager" aria-label="Pages">
+        {cursor && <Link to="/endpoints">First page</Link>}
+        {page.data?.next_cursor && <Link to={`/endpoints${query({ cursor: page.data.next_cursor })}`}>Next page</Link>}
+      </nav>
+    </section>
+  )
+}
+
+/** Event types typed as a list separated by commas, spaces or lines. */
+export function parseEventTypes(text: string): string[] {
+  return text.split(/[\s,]+/).filter(Boolean)
+}
+
+/** The endpoint and its subscription, in one form; two API calls, the second named if it fails. */
+function CreateEndpoint(props: { onCancel(): void }) {
+  const [error, setError] = useState<unknown>()
+  const [busy, setBusy] = useState(false)
+  const submit = async (event: Event) => {
+    event.preventDefault()
+    const form = new FormData(event.currentTarget as HTMLFormElement)
+    const text = (name: string) => String(form.get(name) ?? '').trim()
+    const eventTypes = parseEventTypes(text('event_types'))
+    setBusy(true)
+    setError(undefined)
+    try {
+      const endpoint = await api<Endpoint>('POST', '/webhooks/endpoints', { url: text('url'), description: text('description') })
+      try {
+        if (eventTypes.length > 0) await api<Subscription>('POST', '/webhooks/subscriptions', { endpoint_id: endpoint.id, event_types: eventTypes })
+      } catch (subscriptionError) {
+        setError(new Error(`The endpoint ${endpoint.id} was added, but its subscription was refused: ${subscriptionError instanceof Error ? subscriptionError.message : String(subscriptionError)}`))
+        return
+      }
+      navigate(`/endpoints/${endpoint.id}`)
+    } catch (createError) {
+      setError(createError)
+    } finally {
+      setBusy(false)
+    }
+  }
+  return (
+    <form class="card" onSubmit={submit} aria-label="Add an endpoint">
+      <h2>Add an endpoint</h2>
+      <label for="endpoint-url">URL</label>
+      <input id="endpoint-url" name="url" type="url" required placeholder="https://example.com/webhooks" spellcheck={false} />
+      <label for="endpoint-description">Description</label>
+      <input id="endpoint-description" name="description" maxLength={1024} />
+      <label for="endpoint-types">Event types</label>
+      <textarea id="endpoint-types" name="event_types" rows={2} placeholder="invoice.paid, invoice.*, or * for every event" spellcheck={false} />
+      <p class="muted small">Exact types, prefix patterns such as invoice.*, or * for everything; separated by commas or spaces. Leave empty to subscribe later.</p>
+      {error !== undefined && <ErrorNote error={error} />}
+      <div class="actions">
+        <button type="submit" disabled={busy}>
+          {busy ? 'Adding…' : 'Add endpoint'}
+        </button>
+        <button type="button" class="secondary" onClick={props.onCancel}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  )
+}

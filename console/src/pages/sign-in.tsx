@@ -1,0 +1,51 @@
+import { useState } from 'preact/hooks'
+import { signIn, signOutReason } from '../session.js'
+
+/** Sign-in with a management client: the token stays in this page's memory, the secret is used once. */
+export function SignIn() {
+  const [error, setError] = useState<string | undefined>()
+  const [busy, setBusy] = useState(false)
+  const reason = signOutReason()
+  const submit = async (event: Event) => {
+    event.preventDefault()
+    const form = new FormData(event.currentTarget as HTMLFormElement)
+    const field = (name: string) => String(form.get(name) ?? '').trim()
+    setBusy(true)
+    const failure = await signIn(field('account'), field('client_id'), String(form.get('client_secret') ?? ''))
+    // On success the session change replaces this page; only a failure is left to show.
+    if (failure !== undefined) {
+      setError(failure)
+      setBusy(false)
+    }
+  }
+  return (
+    <main class="sign-in">
+      <h1>Herald console</h1>
+      <p class="muted">
+        Sign in with a management client of your account: its id and secret, as <code>herald accounts create</code> printed them.
+      </p>
+      {reason && !error && (
+        <p class="notice" role="status">
+          {reason}
+        </p>
+      )}
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+      <form onSubmit={submit}>
+        <label for="account">Account id</label>
+        <input id="account" name="account" required autoComplete="off" spellcheck={false} placeholder="acct_…" />
+        <label for="client_id">Client id</label>
+        <input id="client_id" name="client_id" required autoComplete="username" spellcheck={false} />
+        <label for="client_secret">Client secret</label>
+        <input id="client_secret" name="client_secret" type="password" required autoComplete="current-password" />
+        <button type="submit" disabled={busy}>
+          {busy ? 'Signing in…' : 'Sign in'}
+        </button>
+      </form>
+      <p class="muted small">The token is kept in this tab's memory only: reloading the page asks you to sign in again, and brings you back to the same page.</p>
+    </main>
+  )
+}

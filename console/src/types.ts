@@ -1,0 +1,57 @@
+// The management API's shapes the console reads, as the OpenAPI document (/openapi.json) describes them.
+
+export type DeliveryStatus = 'pending' | 'succeeded' | 'failed' | 'held' | 'cancelled'
+export const DELIVERY_STATUSES: DeliveryStatus[] = ['pending', 'succeeded', 'failed', 'held', 'cancelled']
+
+export interface Delivery {
+  id: string
+  event_id: string
+  event_type: string
+  endpoint_id: string
+  status: DeliveryStatus
+  attempt_count: number
+  last_response_status: number | null
+  last_error: string | null
+  last_attempt_at: string | null
+  next_attempt_at: string | null
+  created_at: string
+}
+
+export interface Attempt {
+  number: number
+  started_at: string
+  duration_ms: number | null
+  response_status: number | null
+  error: string | null
+  response_excerpt: string | null
+}
+
+export interface Endpoint {
+  id: string
+  url: string
+  description: string
+  status: 'active' | 'disabled'
+  disabled_reason: 'manual' | 'failing' | 'gone' | null
+  disabled_at: string | null
+  rate_limit: number | null
+  max_in_flight: number
+  created_at: string
+}
+
+export interface Subscription {
+  id: string
+  endpoint_id: string
+  event_types: string[]
+  created_at: string
+}
+
+export interface HeraldEvent {
+  id: string
+  type: string
+  data: unknown
+  created_at: string
+}
+
+export interface Settings {
+  webhook_retry_schedule: number[]
+}

@@ -1,0 +1,89 @@
+import type { ComponentChildren } from 'preact'
+import { useCallback, useEffect, useState } from 'preact/hooks'
+import { ApiError, SessionEnded } from './api.js'
+
+const LOCAL = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' })
+
+/** A time in the browser's zone, with its UTC value on hover. */
+export function Time(props: { value: string | null | undefined; empty?: string }) {
+  if (!props.value) return <span class="muted">{props.empty ?? '—'}</span>
+  const date = new Date(props.value)
+  return (
+    <time dateTime={props.value} title={`${date.toISOString().replace('T', ' ').replace(/\.\d+Z$/, '')} UTC`}>
+      {LOCAL.format(date)}
+    </time>
+  )
+}
+
+/** A status in words, coloured by how it went: nothing relies on the colour alone. */
+export function Status(props: { value: string }) {
+  return <span class={`status status-${props.value}`}>{props.value}</span>
+}
+
+/** What went wrong, in the words of the problem document's `detail`. */
+export function ErrorNote(props: { error: unknown }) {
+  if (props.error instanceof SessionEnded) return null
+  const message = props.error instanceof Error ? props.error.message : String(props.error)
+  return (
+    <p class="error" role="alert">
+      {message}
+    </p>
+  )
+}
+
+export function Empty(props: { title: string; children?: ComponentChildren }) {
+  return (
+    <div class="empty">
+      <p class="empty-title">{props.title}</p>
+      {props.children}
+    </div>
+  )
+}
+
+export function isNotFound(error: unknown): boolean {
+  return error instanceof ApiError && error.status === 404
+}
+
+export interface Loaded<T> {
+  data?: T
+  error?: unknown
+  loading: boolean
+  reload(): void
+}
+
+/** Loads `load()` whenever `key` changes (and on reload), keeping the last answer while the next one comes. */
+export function useLoad<T>(key: string, load: () => Promise<T>): Loaded<T> {
+  const [state, setState] = useState<{ key: string; data?: T; error?: unknown; loading: boolean }>({ key, loading: true })
+  const [round, setRound] = useState(0)
+  useEffect(() => {
+    let live = true
+    setState((previous) => ({ ...previous, key, loading: true }))
+    load().then(
+      (data) => live && setState({ key, data, loading: false }),
+      (error: unknown) => live && setState({ key, error, loading: false }),
+    )
+    return () => {
+      live = false
+    }
+    // `load` is a new closure on every render; `key` names what it loads.
+  }, [key, round])
+  const reload = useCallback(() => setRound((n) => n + 1), [])
+  const current = state.key === key
+  return { data: current ? state.data : undefined, error: current ? state.error : undefined, loading: state.loading || !current, reload }
+}
+
+/** Copies an id with one click, and says so. */
+export function Copy(props: { text: string }) {
+  const [done, setDone] = useState(false)
+  const copy = () => {
+    void navigator.clipboard?.writeText(props.text).then(() => {
+      setDone(true)
+      setTimeout(() => setDone(false), 1500)
+    })
+  }
+  return (
+    <button type="button" class="copy" onClick={copy} aria-label={`Copy ${props.text}`}>
+      {done ? 'Copied' : 'Copy'}
+    </button>
+  )
+}
