@@ -122,7 +122,7 @@ export async function openHeraldCore({ config, log, clock = systemClock }: Heral
   const outbox = new Outbox(notifications)
   const settings = new SettingsStore(db, clock, invalidation, outbox)
   const keys = new KeyStore(db, box, clock, invalidation, outbox, config.cacheSize)
-  const clients = new ClientStore(db, clock, invalidation)
+  const clients = new ClientStore(db, database.dialect, clock, invalidation)
   const accounts = new Accounts(db, clock, invalidation, settings, keys, new AuthorizationProvisioning(clients, clock), config.publicUrl)
   return {
     config,
@@ -159,7 +159,7 @@ export async function openHerald(options: HeraldOptions): Promise<Herald> {
   const logoutTokens = new LogoutTokens(keys, clients, (accountId) => accounts.issuerOf(accountId))
   const webhooks = openWebhooks({ config, database, box, clock, log, notifications, invalidation, outbox, settings, outbound, logoutTokens })
   const logoutEndpoints = webhooks.clientLogoutEndpoints
-  const signIn = openSignIn({ db, clients, keys, outbox, clock, logoutEndpoints })
+  const signIn = openSignIn({ db, dialect: database.dialect, clients, keys, outbox, clock, logoutEndpoints })
   const janitor = new SignInJanitor(db, database.dialect)
   const refreshTokens = new RefreshTokens(db, box)
   const grantRevocation = new GrantRevocation(db, refreshTokens, revocations, outbox)

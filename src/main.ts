@@ -21,7 +21,7 @@ const USAGE = `Usage: herald <command>
   accounts enable --account ID
   accounts reset-admin --account ID      issue a new secret for the account's management client
   keys rotate --account ID               publish new signing keys; they sign after the JWKS cache time
-  console-link --account ID [--scope S]  print a single-use sign-in link to the account's console (10 minutes)
+  console-link --account ID [--scope S]  print a single-use sign-in link to the account's console (webhook scopes by default)
 
 Configuration comes from environment variables; see the README.`
 

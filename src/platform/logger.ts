@@ -33,6 +33,8 @@ export function createLogger(level: LogLevel, destination: DestinationStream = l
         '*.password',
         '*.token',
         '*.access_token',
+        '*.refresh_token',
+        '*.logout_token',
       ],
       censor: '[redacted]',
     },

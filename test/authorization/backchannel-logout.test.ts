@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest'
 import { type CreatedAccount, forEachDialect, useHerald } from '../support/herald.js'
 import { call, createAccount, managementToken } from '../support/http.js'
 import { Receiver, eventually } from '../support/receiver.js'
-import { Browser, LoginApp, REDIRECT_URI, prepareSignIn, signIn } from '../support/sign-in.js'
+import { Browser, LoginApp, REDIRECT_URI, authorizationUrl, challengeIn, prepareSignIn, signIn } from '../support/sign-in.js'
 import { type Delivery, LOCAL_DELIVERY, type WebhookApi, useReceiver, webhookApi } from '../webhooks/support.js'
 
 const BACKCHANNEL_EVENT = 'http://schemas.openid.net/event/backchannel-logout'
@@ -113,6 +113,27 @@ forEachDialect((dialect) => {
     } finally {
       await back.close()
     }
+  })
+
+  it('gives no code for a session that ended while the sign-in waited for consent, so no client is left logged in', async () => {
+    const account = await createAccount(h.current)
+    const browser = new Browser()
+    const first = await signedIn(account, browser, `${receiver.current.url}/first`)
+    const rp = await prepareSignIn(account, { backchannel_logout_uri: `${receiver.current.url}/second` })
+    const app = await LoginApp.of(account)
+    const started = await browser.open(authorizationUrl(account.base, rp.clientId))
+    const login = challengeIn(started.location, 'login')
+    expect((await app.loginRequest(login)).body).toMatchObject({ skip: true, subject: 'user-1' })
+    const consent = challengeIn((await browser.open(await app.accept('login', login, { subject: 'user-1' }))).location, 'consent')
+    const request = await app.consentRequest(consent)
+
+    expect((await call(`${account.base}/oauth/sessions?subject=user-1`, 'DELETE', { token: await managementToken(account, 'herald:sessions:write') })).status).toBe(204)
+    const back = await browser.open(await app.accept('consent', consent, { grant_scope: request.body.requested_scope }))
+    const answer = new URL(back.location!)
+    expect(answer.searchParams.get('error')).toBe('login_required')
+    expect(answer.searchParams.has('code')).toBe(false)
+    const joined = await h.current.herald.database.db.selectFrom('session_clients').select('client_id').where('session_id', '=', first.sid).execute()
+    expect(joined.map((row) => row.client_id)).toEqual([first.clientId])
   })
 
   describe("the client's logout endpoint", () => {

@@ -184,7 +184,7 @@ describe.each(dialects)('herald CLI on %s', (dialect) => {
     expect(code.length).toBeGreaterThanOrEqual(43)
     const json = await herald(['console-link', '--account', created.account.id, '--json'], env, cwd)
     expect(json.code, json.stderr).toBe(0)
-    expect(JSON.parse(json.stdout)).toMatchObject({ url: expect.stringContaining('/console/#'), scope: expect.stringContaining('herald:webhooks:write') })
+    expect(JSON.parse(json.stdout)).toMatchObject({ url: expect.stringContaining('/console/#'), scope: 'herald:webhooks:read herald:webhooks:write herald:events:publish' })
     const unknown = await herald(['console-link', '--account', 'acct_00000000000000000000000000'], env, cwd)
     expect(unknown.code).toBe(1)
     expect(unknown.stderr).toContain('acct_00000000000000000000000000')

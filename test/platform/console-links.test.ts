@@ -63,10 +63,10 @@ forEachDialect((dialect) => {
     expect(again.body).toMatchObject({ code: 'invalid_token' })
   })
 
-  it('grants every management scope by default, and lapses unused after its lifetime', async () => {
+  it('grants the webhook scopes by default, and lapses unused after its lifetime', async () => {
     const account = await createAccount(h.current)
     const made = await link(account.id)
-    expect(made.body.scope.split(' ')).toContain('herald:keys:write')
+    expect(made.body.scope).toBe('herald:webhooks:read herald:webhooks:write herald:events:publish')
     h.current.clock.advance(600_000)
     expect((await exchange(account.base, codeOf(made.body.url).code)).status).toBe(401)
 

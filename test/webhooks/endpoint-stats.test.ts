@@ -77,9 +77,27 @@ forEachDialect((dialect) => {
     const endpoint = await subscribedEndpoint(api, receiver.current.url, ['stats.*'])
     const now = h.current.clock.now()
     const iso = (ms: number) => new Date(ms).toISOString()
-    for (const query of [`since=${iso(now)}&until=${iso(now - HOUR)}`, `since=${iso(now - 40 * 24 * HOUR)}`, 'bucket=minute', 'since=yesterday', 'extra=1']) {
+    for (const query of [
+      `since=${iso(now)}&until=${iso(now - HOUR)}`,
+      `since=${iso(now - 40 * 24 * HOUR)}`,
+      `until=${iso(now - 40 * 24 * HOUR)}`,
+      'bucket=minute',
+      'since=yesterday',
+      'extra=1',
+    ]) {
       expect((await api.get(`/webhooks/endpoints/${endpoint.id}/stats?${query}`)).status, query).toBe(400)
     }
+    // The oldest day asked for by day: since lies within the 31 days, though its bucket starts before.
+    const month = await api.get<Stats>(`/webhooks/endpoints/${endpoint.id}/stats?bucket=day&since=${iso(now - 31 * 24 * HOUR + 60_000)}`)
+    expect(month.status).toBe(200)
+    expect(month.body.data.length).toBeLessThanOrEqual(32)
+    // A far future would be millions of empty buckets: the range ends now.
+    const future = await api.get<Stats>(`/webhooks/endpoints/${endpoint.id}/stats?until=${iso(now + 3 * 365 * 24 * HOUR)}`)
+    expect(future.status).toBe(200)
+    expect(Date.parse(future.body.until)).toBeLessThanOrEqual(now + HOUR)
+    expect(future.body.data).toHaveLength(24)
+    const old = await api.get<{ errors: Array<{ pointer: string }> }>(`/webhooks/endpoints/${endpoint.id}/stats?until=${iso(now - 40 * 24 * HOUR)}`)
+    expect(old.body.errors.map((error) => error.pointer)).toEqual(['/querystring/until'])
     const other = await webhookApi(await createAccount(h.current, 'other'), h.current.clock)
     expect((await other.get(`/webhooks/endpoints/${endpoint.id}/stats`)).status).toBe(404)
     expect((await api.get('/webhooks/endpoints/ep_00000000000000000000000000/stats')).status).toBe(404)

@@ -3,6 +3,7 @@ import type { Clock } from '../../platform/clock.js'
 import type { Awaitable } from '../../platform/cache/awaitable.js'
 import type { TtlCache } from '../../platform/cache/ttl-cache.js'
 import type { CacheInvalidation } from '../../platform/cache/invalidation.js'
+import type { SqlDialect } from '../../platform/storage/dialects/index.js'
 import type { ClientKind, ClientsTable, DB, TokenEndpointAuthMethod } from '../../platform/storage/schema.js'
 import { forAccount } from '../../platform/storage/account-queries.js'
 import type { Tx } from '../../platform/storage/transaction.js'
@@ -45,6 +46,7 @@ export class ClientStore {
 
   constructor(
     private readonly db: Kysely<DB>,
+    private readonly dialect: SqlDialect,
     private readonly clock: Clock,
     private readonly invalidation: CacheInvalidation,
   ) {
@@ -80,9 +82,14 @@ export class ClientStore {
     return found
   }
 
-  async read(db: Kysely<DB>, accountId: string, clientId: string): Promise<RegisteredClient | undefined> {
+  /**
+   * `forChange` locks the row FOR UPDATE until `db`'s transaction ends (PostgreSQL): the caller changes the client
+   * from what it read, and two changes at once (an update and a delete) must see each other's outcome.
+   */
+  async read(db: Kysely<DB>, accountId: string, clientId: string, forChange = false): Promise<RegisteredClient | undefined> {
     if (!looksLikeId('cli', clientId)) return undefined
-    const row = await forAccount(db, accountId).selectFrom('clients').selectAll().where('id', '=', clientId).executeTakeFirst()
+    const query = forAccount(db, accountId).selectFrom('clients').selectAll().where('id', '=', clientId)
+    const row = await (forChange ? this.dialect.forUpdate(query) : query).executeTakeFirst()
     return row && fromRow(row)
   }
 

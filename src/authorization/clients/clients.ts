@@ -7,7 +7,7 @@ import { type OutboundUrlPolicy, outboundUrlProblem } from '../../platform/outbo
 import { MANAGEMENT_SCOPES } from '../../platform/management-auth/scopes.js'
 import { decodeCursor, type Page, toPage } from '../../platform/pagination.js'
 import type { DB } from '../../platform/storage/schema.js'
-import { type Tx, transaction } from '../../platform/storage/transaction.js'
+import { retryingDeadlocks, type Tx, transaction } from '../../platform/storage/transaction.js'
 import { listScopeNames } from '../scopes/scope-store.js'
 import type { BackchannelLogoutEndpoints } from '../logout/backchannel.js'
 import { type ClientMetadata, DEFAULT_METADATA, OUTBOUND_URI_FIELDS, metadataProblems, scopesOf, usesSecret } from './client-metadata.js'
@@ -72,8 +72,13 @@ export class Clients {
    */
   async update(accountId: string, clientId: string, changes: Partial<ClientMetadata>, held: ReadonlySet<string>): Promise<ClientWithSecret> {
     const unsafeUrls = await this.#outboundUrlProblems(changes)
+    // Its logout endpoint may be deleted here, which can deadlock with a delivery's completion (see Endpoints.delete).
+    return retryingDeadlocks(() => this.#update(accountId, clientId, changes, held, unsafeUrls))
+  }
+
+  async #update(accountId: string, clientId: string, changes: Partial<ClientMetadata>, held: ReadonlySet<string>, unsafeUrls: readonly FieldError[]): Promise<ClientWithSecret> {
     return transaction(this.db, async (tx) => {
-      const client = await this.#existing(tx.db, accountId, clientId)
+      const client = await this.#existing(tx.db, accountId, clientId, true)
       const metadata = await this.#validated(tx, accountId, { ...client.metadata, ...changes }, unsafeUrls)
       checkScopeCeiling(held, [...client.scopes, ...scopesOf(metadata)])
       if (await this.#isAdminClient(tx, accountId, clientId) && changesAccess(client.metadata, metadata)) {
@@ -87,7 +92,7 @@ export class Clients {
         secretHash = hashClientSecret(secret)
       }
       const view = toView(await this.store.update(tx, client, metadata, secretHash))
-      if (metadata.backchannel_logout_uri !== client.metadata.backchannel_logout_uri) await this.logoutEndpoints.sync(tx, accountId, clientId, metadata.backchannel_logout_uri)
+      await this.logoutEndpoints.sync(tx, accountId, clientId, metadata.backchannel_logout_uri)
       await this.outbox.record(tx, accountId, 'oauth.client.updated', view, this.clock.now())
       return withSecret(view, secret)
     })
@@ -96,7 +101,7 @@ export class Clients {
   /** A new secret at once; the old one stops working at the same moment, and so do tokens issued under it. */
   async rotateSecret(accountId: string, clientId: string, held: ReadonlySet<string>): Promise<ClientWithSecret> {
     return transaction(this.db, async (tx) => {
-      const client = await this.#existing(tx.db, accountId, clientId)
+      const client = await this.#existing(tx.db, accountId, clientId, true)
       checkScopeCeiling(held, client.scopes)
       if (!usesSecret(client.tokenEndpointAuthMethod)) {
         throw new ProblemError('conflict', `This client authenticates with ${client.tokenEndpointAuthMethod}, not a secret`)
@@ -110,21 +115,25 @@ export class Clients {
   }
 
   async delete(accountId: string, clientId: string, held: ReadonlySet<string>): Promise<void> {
+    await retryingDeadlocks(() => this.#delete(accountId, clientId, held))
+  }
+
+  async #delete(accountId: string, clientId: string, held: ReadonlySet<string>): Promise<void> {
     await transaction(this.db, async (tx) => {
-      const client = await this.#existing(tx.db, accountId, clientId)
+      const client = await this.#existing(tx.db, accountId, clientId, true)
       checkScopeCeiling(held, client.scopes)
       if (await this.#isAdminClient(tx, accountId, clientId)) {
         throw new ProblemError('conflict', "The account's original management client can't be deleted; reset its secret instead")
       }
       // Its logout endpoint goes with it, cancelling the logout tokens it had not received.
-      if (client.metadata.backchannel_logout_uri !== null) await this.logoutEndpoints.sync(tx, accountId, clientId, null)
+      await this.logoutEndpoints.sync(tx, accountId, clientId, null)
       await this.store.delete(tx, accountId, clientId)
       await this.outbox.record(tx, accountId, 'oauth.client.deleted', { client_id: client.id, client_name: client.metadata.client_name }, this.clock.now())
     })
   }
 
-  async #existing(db: Kysely<DB>, accountId: string, clientId: string): Promise<RegisteredClient> {
-    const client = await this.store.read(db, accountId, clientId)
+  async #existing(db: Kysely<DB>, accountId: string, clientId: string, forChange = false): Promise<RegisteredClient> {
+    const client = await this.store.read(db, accountId, clientId, forChange)
     if (!client) throw notFound(`Client ${clientId}`)
     return client
   }

@@ -18,6 +18,11 @@ import type { TokenResponse } from '../token/grants.js'
 export const MAX_LINK_LIFETIME_SECONDS = 600
 /** The console's token lives at most this long (less when the account's access tokens are shorter). */
 export const CONSOLE_TOKEN_LIFETIME_SECONDS = 900
+/**
+ * What a link grants unless it names its scopes: the webhook area, as the console's home pages use it. A token held
+ * by a browser gets the rest (keys, clients, sign-in) only when the operator asks for it.
+ */
+export const DEFAULT_LINK_SCOPES = ['herald:webhooks:read', 'herald:webhooks:write', 'herald:events:publish'] as const
 
 export interface CreatedLink {
   url: string
@@ -42,9 +47,9 @@ export class ConsoleLinks {
     private readonly publicUrl: string,
   ) {}
 
-  /** `scopes` default to every management scope; `lifetime` to the most a link may have. */
+  /** `scopes` default to DEFAULT_LINK_SCOPES; `lifetime` to the most a link may have. */
   async create(accountId: string, scopes: readonly string[] | undefined, lifetime = MAX_LINK_LIFETIME_SECONDS): Promise<CreatedLink> {
-    const granted = scopes ?? MANAGEMENT_SCOPES
+    const granted = scopes ?? DEFAULT_LINK_SCOPES
     const unknown = granted.filter((scope) => !(MANAGEMENT_SCOPES as readonly string[]).includes(scope))
     if (granted.length === 0 || unknown.length > 0) {
       const message = granted.length === 0 ? 'must name at least one scope' : `names what is not a management scope: ${unknown.join(' ')}`
@@ -66,9 +71,16 @@ export class ConsoleLinks {
     return { url: `${this.publicUrl}/console/#${fragment}`, expires_at: toRfc3339(expiresAt), scope }
   }
 
-  /** Spends the link's code and answers the console's token; an unknown, spent or lapsed code is refused alike. */
+  /**
+   * Spends the link's code and answers the console's token; an unknown, spent or lapsed code is refused alike. What
+   * the token needs is gathered first, so that nothing after the spending can fail and waste the link.
+   */
   async exchange(accountId: string, issuer: string, code: string): Promise<TokenResponse> {
     const now = this.clock.now()
+    const account = await this.db.selectFrom('accounts').select('admin_client_id').where('id', '=', accountId).executeTakeFirstOrThrow()
+    const [client, settings, keys] = await Promise.all([this.clients.find(accountId, account.admin_client_id), this.settings.get(accountId), this.keys.keysOf(accountId)])
+    const signer = settings && (await keys?.signer(settings.access_token_signing_alg, now))
+    if (!client || !settings || !signer) throw new ProblemError('internal_error', "The account's management client, settings or key is missing")
     const spent = await forAccount(this.db, accountId)
       .updateTable('console_links')
       .set({ used_at: now })
@@ -78,10 +90,6 @@ export class ConsoleLinks {
       .returning('scope')
       .executeTakeFirst()
     if (!spent) throw new ProblemError('invalid_token', 'The sign-in link is unknown, used or expired')
-    const account = await this.db.selectFrom('accounts').select('admin_client_id').where('id', '=', accountId).executeTakeFirstOrThrow()
-    const [client, settings, keys] = await Promise.all([this.clients.find(accountId, account.admin_client_id), this.settings.get(accountId), this.keys.keysOf(accountId)])
-    const signer = settings && (await keys?.signer(settings.access_token_signing_alg, now))
-    if (!client || !settings || !signer) throw new ProblemError('internal_error', "The account's management client, settings or key is missing")
     const lifetime = Math.min(settings.access_token_ttl, CONSOLE_TOKEN_LIFETIME_SECONDS)
     const { token, expiresIn } = issueAccessToken({
       issuer,

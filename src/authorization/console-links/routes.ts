@@ -1,13 +1,13 @@
 import { Type } from 'typebox'
 import { problemResponses } from '../../platform/http/schemas.js'
 import type { App } from '../../platform/http/types.js'
-import { type ConsoleLinks, MAX_LINK_LIFETIME_SECONDS } from './console-links.js'
+import { type ConsoleLinks, DEFAULT_LINK_SCOPES, MAX_LINK_LIFETIME_SECONDS } from './console-links.js'
 
 const AccountIdParams = Type.Object({ accountId: Type.String({ maxLength: 64 }) })
 
 const CreateBody = Type.Object(
   {
-    scope: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'Space-separated management scopes the console gets; every one by default' })),
+    scope: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: `Space-separated management scopes the console gets (default: ${DEFAULT_LINK_SCOPES.join(' ')})` })),
     expires_in: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_LINK_LIFETIME_SECONDS, description: `Seconds the link stays usable (at most and by default ${MAX_LINK_LIFETIME_SECONDS})` })),
   },
   { additionalProperties: false },

@@ -54,7 +54,9 @@ export class LogoutTokens {
     if (!client) throw new Error(`client ${clientId} no longer exists`)
     const signer = await (await this.keys.keysOf(delivery.accountId))?.signer(client.metadata.id_token_signed_response_alg, nowMs)
     if (!signer) throw new Error(`the account has no ${client.metadata.id_token_signed_response_alg} key`)
-    const ended = JSON.parse(delivery.eventData) as { session_id: string; subject: string }
+    const ended = JSON.parse(delivery.eventData) as { session_id?: unknown; subject?: unknown }
+    // A token naming neither would log nobody out, or everybody: refused, it is recorded as signing_failed.
+    if (typeof ended.session_id !== 'string' || typeof ended.subject !== 'string') throw new Error(`delivery ${delivery.id} is not of a session that ended`)
     const iat = Math.floor(nowMs / 1000)
     const claims = {
       iss: this.issuerOf(delivery.accountId),

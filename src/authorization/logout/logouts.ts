@@ -113,9 +113,12 @@ export class Logouts {
     const { account, now } = context
     const row = await forAccount(this.db, account.id).selectFrom('logout_requests').selectAll().where('handle', '=', secretDigest(verifier)).executeTakeFirst()
     if (!row || (row.stage !== 'accepted' && row.stage !== 'rejected') || row.expires_at <= now) throw new UntrustedRequestError('invalid_request', 'The logout verifier is unknown, used or expired')
-    const spent = await forAccount(this.db, account.id).updateTable('logout_requests').set({ stage: 'done', handle: null, updated_at: now }).where('id', '=', row.id).where('stage', '=', row.stage).executeTakeFirst()
-    if (spent.numUpdatedRows !== 1n) throw new UntrustedRequestError('invalid_request', 'The logout verifier is unknown, used or expired')
-    if (row.stage === 'accepted' && row.session_id !== null) await this.#end(account.id, row.session_id, now)
+    // The verifier is spent with the session's end, or not at all: a failure leaves both for the browser to try again.
+    await transaction(this.db, async (tx) => {
+      const spent = await forAccount(tx.db, account.id).updateTable('logout_requests').set({ stage: 'done', handle: null, updated_at: now }).where('id', '=', row.id).where('stage', '=', row.stage).executeTakeFirst()
+      if (spent.numUpdatedRows !== 1n) throw new UntrustedRequestError('invalid_request', 'The logout verifier is unknown, used or expired')
+      if (row.stage === 'accepted' && row.session_id !== null) await this.sessions.end(tx, account.id, { sessionId: row.session_id }, 'logout', now)
+    })
     return done(JSON.parse(row.request) as LogoutRequest, context, row.stage === 'accepted')
   }
 

@@ -150,7 +150,7 @@ export class AuthorizeFlow {
         if (login.remember) cookies.push({ name: SESSION_COOKIE, value: cookie, maxAge: lifetime })
         else if (context.cookies[SESSION_COOKIE] !== undefined) cookies.push(expired(SESSION_COOKIE))
       }
-      if (code !== undefined) await this.sessions.joined(tx.db, account.id, sessionId, client, now)
+      if (code !== undefined && !(await this.sessions.join(tx, account.id, sessionId, client, now))) throw sessionEnded(target)
     })
     if (code !== undefined) return toClient(target, context.issuer, { code }, [...cookies, expired(flowCookie(flow.id))])
     if (challenge === undefined) throw new AuthorizationError('consent_required', 'The user has not consented to this request', target)
@@ -182,7 +182,7 @@ export class AuthorizeFlow {
           const expiresAt = consent.remember_for ? now + consent.remember_for * 1000 : null
           await this.consents.remember(tx.db, account.id, subject, flow.clientId, remembered, expiresAt, now)
         }
-        if (sessionId !== null) await this.sessions.joined(tx.db, account.id, sessionId, client, now)
+        if (sessionId !== null && !(await this.sessions.join(tx, account.id, sessionId, client, now))) throw sessionEnded(target)
       })
     }
     return toClient(target, context.issuer, { code }, [expired(flowCookie(flow.id))])
@@ -235,6 +235,11 @@ export class AuthorizeFlow {
 
 function sessionLogin(session: BrowserSession): AcceptedLogin {
   return { auth_time: session.authTime, acr: session.acr, amr: session.amr, remember: true, remember_for: null, context: null }
+}
+
+/** The browser's session ended (a logout) while this sign-in waited for the login or consent app. */
+function sessionEnded(target: ResponseTarget): AuthorizationError {
+  return new AuthorizationError('login_required', 'The session ended during the sign-in', target)
 }
 
 function usedVerifier(): UntrustedRequestError {

@@ -3,6 +3,7 @@ import { constantTimeEqual, randomToken } from '../../platform/crypto/random.js'
 import { newId } from '../../platform/ids.js'
 import { forAccount } from '../../platform/storage/account-queries.js'
 import type { Outbox } from '../../platform/events/outbox.js'
+import type { SqlDialect } from '../../platform/storage/dialects/index.js'
 import type { DB } from '../../platform/storage/schema.js'
 import type { Tx } from '../../platform/storage/transaction.js'
 import type { RegisteredClient } from '../clients/client-store.js'
@@ -30,6 +31,7 @@ export type NewSession = Omit<BrowserSession, 'id'>
 export class BrowserSessions {
   constructor(
     private readonly db: Kysely<DB>,
+    private readonly dialect: SqlDialect,
     private readonly outbox: Outbox,
     private readonly logoutEndpoints: BackchannelLogoutEndpoints,
   ) {}
@@ -39,7 +41,7 @@ export class BrowserSessions {
    * `oauth.session.ended` and telling the clients that took part in it through their back-channel logout endpoints;
    * answers how many ended.
    */
-  async end(tx: Tx, accountId: string, which: { sessionId?: string; subject?: string }, reason: 'logout' | 'revoked', now: number): Promise<number> {
+  async end(tx: Tx, accountId: string, which: { sessionId: string; subject?: string } | { sessionId?: string; subject: string }, reason: 'logout' | 'revoked', now: number): Promise<number> {
     let query = forAccount(tx.db, accountId).updateTable('browser_sessions').set({ ended_at: now, updated_at: now }).where('ended_at', 'is', null)
     if (which.sessionId !== undefined) query = query.where('id', '=', which.sessionId)
     if (which.subject !== undefined) query = query.where('subject', '=', which.subject)
@@ -51,15 +53,19 @@ export class BrowserSessions {
   }
 
   /**
-   * Notes that `clientId` took part in the session, when the client has a back-channel logout endpoint to tell
-   * when the session ends. `db` is the caller's transaction.
+   * Notes, in `tx`, that the client took part in the session, when it has a back-channel logout endpoint to tell
+   * when the session ends; false when the session ended meanwhile, and the client must not be given a code for it.
+   * The session's row is locked first: an `end` that comes later waits for `tx` and then finds this client.
    */
-  async joined(db: Kysely<DB>, accountId: string, sessionId: string, client: RegisteredClient, now: number): Promise<void> {
-    if (client.metadata.backchannel_logout_uri === null) return
-    await forAccount(db, accountId)
+  async join(tx: Tx, accountId: string, sessionId: string, client: RegisteredClient, now: number): Promise<boolean> {
+    if (client.metadata.backchannel_logout_uri === null) return true
+    const live = await this.dialect.forUpdate(forAccount(tx.db, accountId).selectFrom('browser_sessions').select('id').where('id', '=', sessionId).where('ended_at', 'is', null)).executeTakeFirst()
+    if (!live) return false
+    await forAccount(tx.db, accountId)
       .insertInto('session_clients', { session_id: sessionId, client_id: client.id, created_at: now })
       .onConflict((conflict) => conflict.columns(['session_id', 'client_id']).doNothing())
       .execute()
+    return true
   }
 
   /** The live session a cookie names, if any. */

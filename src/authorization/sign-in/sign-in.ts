@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely'
 import type { Clock } from '../../platform/clock.js'
 import type { Outbox } from '../../platform/events/outbox.js'
+import type { SqlDialect } from '../../platform/storage/dialects/index.js'
 import type { DB } from '../../platform/storage/schema.js'
 import type { ClientStore } from '../clients/client-store.js'
 import { AuthorizeFlow } from './authorize-flow.js'
@@ -23,6 +24,7 @@ export interface SignIn {
 
 export interface SignInDeps {
   db: Kysely<DB>
+  dialect: SqlDialect
   clients: ClientStore
   keys: KeyStore
   outbox: Outbox
@@ -30,10 +32,10 @@ export interface SignInDeps {
   logoutEndpoints: BackchannelLogoutEndpoints
 }
 
-export function openSignIn({ db, clients, keys, outbox, clock, logoutEndpoints }: SignInDeps): SignIn {
+export function openSignIn({ db, dialect, clients, keys, outbox, clock, logoutEndpoints }: SignInDeps): SignIn {
   const flows = new FlowStore(db)
   const consents = new Consents(db)
-  const sessions = new BrowserSessions(db, outbox, logoutEndpoints)
+  const sessions = new BrowserSessions(db, dialect, outbox, logoutEndpoints)
   return {
     flows,
     sessions,

@@ -459,7 +459,7 @@ export interface WebhookEndpointHoursTable {
   succeeded: number
   /** Answered otherwise. */
   failed: number
-  /** No answer: a network error, a timeout, a lost worker. */
+  /** No answer: a network error, a timeout, a lost worker, a logout token that could not be signed. */
   errored: number
   /** Over the answered attempts. */
   duration_ms_sum: number

@@ -26,7 +26,7 @@ export interface LogoutTokenSource {
 
 const USER_AGENT = 'Herald-Webhooks/0.1'
 
-interface Request {
+interface OutgoingRequest {
   headers: Record<string, string>
   body: string
 }
@@ -48,7 +48,7 @@ export class Sender {
     const startedAt = this.clock.now()
     const began = performance.now()
     const failed = (error: string): AttemptOutcome => ({ delivery, startedAt, durationMs: Math.round(performance.now() - began), responseStatus: null, error, responseExcerpt: null, retryAfterSeconds: null })
-    let request: Request
+    let request: OutgoingRequest
     try {
       request = target.clientId === null ? this.#signedEvent(delivery, target, startedAt) : await this.#logout(delivery, target.clientId, startedAt)
     } catch {
@@ -78,7 +78,7 @@ export class Sender {
     }
   }
 
-  #signedEvent(delivery: ClaimedDelivery, target: DeliveryTarget, startedAt: number): Request {
+  #signedEvent(delivery: ClaimedDelivery, target: DeliveryTarget, startedAt: number): OutgoingRequest {
     const body = `{"type":${JSON.stringify(delivery.eventType)},"timestamp":"${toRfc3339(delivery.eventCreatedAt)}","data":${delivery.eventData}}`
     const keys = target.previous && target.previous.until > startedAt ? [target.secret, target.previous.secret] : [target.secret]
     const timestamp = Math.floor(startedAt / 1000)
@@ -94,7 +94,7 @@ export class Sender {
   }
 
   /** Back-Channel Logout 1.0 §2.5: the token as the form parameter `logout_token`. */
-  async #logout(delivery: ClaimedDelivery, clientId: string, startedAt: number): Promise<Request> {
+  async #logout(delivery: ClaimedDelivery, clientId: string, startedAt: number): Promise<OutgoingRequest> {
     const token = await this.logoutTokens.logoutToken(delivery, clientId, startedAt)
     return { headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ logout_token: token }).toString() }
   }

@@ -1,5 +1,5 @@
-import { decodedToKeep } from '../../platform/crypto/random.js'
 import { createHmac, randomBytes } from 'node:crypto'
+import { decodedToKeep } from '../../platform/crypto/random.js'
 
 /** Standard Webhooks secrets: `whsec_` and the base64 of the key bytes. */
 export const SECRET_PREFIX = 'whsec_'

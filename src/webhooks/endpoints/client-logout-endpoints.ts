@@ -8,12 +8,6 @@ import { generateSecret } from '../delivery/signing.js'
 import type { WakeSignal } from '../delivery/wake.js'
 import type { Endpoints } from './endpoints.js'
 
-/** A session that just ended, and the `oauth.session.ended` event that announced it. */
-interface EndedSession {
-  sessionId: string
-  eventId: string
-}
-
 /**
  * The webhook side of back-channel logout (OpenID Connect Back-Channel Logout 1.0). A client that registers a
  * `backchannel_logout_uri` owns one endpoint with that URL, kept in step with the client in the client's own
@@ -44,7 +38,7 @@ export class ClientLogoutEndpoints {
   }
 
   /** Queues a logout token for every client with a logout endpoint that took part in the ended sessions. */
-  async notify(tx: Tx, accountId: string, ended: readonly EndedSession[]): Promise<void> {
+  async notify(tx: Tx, accountId: string, ended: ReadonlyArray<{ sessionId: string; eventId: string }>): Promise<void> {
     if (ended.length === 0) return
     const targets = await forAccount(tx.db, accountId)
       .selectFrom('session_clients')

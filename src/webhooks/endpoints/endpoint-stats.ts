@@ -5,6 +5,7 @@ import { looksLikeId } from '../../platform/ids.js'
 import { forAccount } from '../../platform/storage/account-queries.js'
 import type { SqlDialect } from '../../platform/storage/dialects/index.js'
 import type { DB } from '../../platform/storage/schema.js'
+import { isSuccess } from '../delivery/attempt.js'
 
 const HOUR_MS = 3600_000
 /** How far back the hourly counts go: they are pruned after this. */
@@ -42,14 +43,15 @@ export interface EndpointStatsView {
 /**
  * Adds `attempts` (those whose `a.delivery_id` meets `condition`, when given) to their endpoints' hourly counts,
  * one upsert for the batch. Rows are written in key order, as every batch does, so two batches never wait for each
- * other's rows in opposite orders.
+ * other's rows in opposite orders; every caller has locked the attempts' endpoints first (completions, claims), so
+ * endpoint rows and then hour rows is the one order of all.
  */
 export function countAttempts(dialect: SqlDialect, attempts: ReadonlyArray<CountedAttempt & { deliveryId: string }>, condition: RawBuilder<unknown> = sql`true`): RawBuilder<unknown> {
   const rows = dialect.jsonRows(
     { delivery_id: 'text', account_id: 'text', endpoint_id: 'text', hour: 'bigint', succeeded: 'integer', failed: 'integer', errored: 'integer', duration_ms: 'integer' },
     attempts.map((attempt) => {
       const answered = attempt.responseStatus !== null
-      const succeeded = answered && attempt.responseStatus! >= 200 && attempt.responseStatus! < 300
+      const succeeded = isSuccess(attempt.responseStatus)
       return {
         delivery_id: attempt.deliveryId,
         account_id: attempt.accountId,
@@ -88,11 +90,14 @@ export class EndpointStats {
   async read(accountId: string, endpointId: string, bucket: StatsBucket, since: number | undefined, until: number | undefined): Promise<EndpointStatsView> {
     const size = BUCKET_MS[bucket]
     const now = this.clock.now()
-    // Whole buckets, the last one holding `until` (now by default); the first one day back by default.
-    const end = floorTo((until ?? now) - 1, size) + size
+    const oldest = now - STATS_DAYS * 24 * HOUR_MS
+    if (until !== undefined && until <= oldest) throw rangeProblem('until', `until must lie within the last ${STATS_DAYS} days`)
+    if (since !== undefined && since < oldest) throw rangeProblem('since', `since may go back ${STATS_DAYS} days at most`)
+    // Whole buckets, the last one holding `until` (now by default, and no later), the first one holding `since` (a
+    // day back by default): never more than STATS_DAYS days of them, since both ends lie within those days.
+    const end = floorTo(Math.min(until ?? now, now) - 1, size) + size
     const start = floorTo(since ?? end - 24 * HOUR_MS, size)
-    if (start >= end) throw rangeProblem('since must be before until')
-    if (start < floorTo(now, HOUR_MS) - STATS_DAYS * 24 * HOUR_MS) throw rangeProblem(`since may go back ${STATS_DAYS} days at most`)
+    if (start >= end) throw rangeProblem('since', 'since must be before until')
     const endpoint = looksLikeId('ep', endpointId) ? await forAccount(this.db, accountId).selectFrom('webhook_endpoints').select('id').where('id', '=', endpointId).executeTakeFirst() : undefined
     if (!endpoint) throw notFound(`Endpoint ${endpointId}`)
     const hours = await forAccount(this.db, accountId)
@@ -137,6 +142,6 @@ function floorTo(ms: number, size: number): number {
   return ms - (((ms % size) + size) % size)
 }
 
-function rangeProblem(message: string): ProblemError {
-  return new ProblemError('validation_failed', message, [{ pointer: '/querystring/since', message }])
+function rangeProblem(parameter: 'since' | 'until', message: string): ProblemError {
+  return new ProblemError('validation_failed', message, [{ pointer: `/querystring/${parameter}`, message }])
 }

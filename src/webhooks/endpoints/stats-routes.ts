@@ -20,7 +20,7 @@ const EndpointStatsSchema = named(
           start: Timestamp,
           succeeded: Type.Integer({ description: 'Attempts answered 2xx' }),
           failed: Type.Integer({ description: 'Attempts answered otherwise' }),
-          errored: Type.Integer({ description: 'Attempts without an answer: a network error, a timeout, a lost worker' }),
+          errored: Type.Integer({ description: 'Attempts without an answer: a network error, a timeout, a lost worker, a logout token that could not be signed' }),
           mean_duration_ms: { ...Duration, description: 'Mean duration of the answered attempts; null when none was' },
           max_duration_ms: { ...Duration, description: 'Longest answered attempt; null when none was' },
         }),
@@ -35,7 +35,7 @@ export const statsSchemas = [EndpointStatsSchema]
 const Query = Type.Object(
   {
     since: Type.Optional({ ...Timestamp, description: `Start of the range (default: a day before until; at most ${STATS_DAYS} days back), rounded down to its bucket` }),
-    until: Type.Optional({ ...Timestamp, description: 'End of the range (default: now), rounded up to its bucket' }),
+    until: Type.Optional({ ...Timestamp, description: 'End of the range (default and at most: now), rounded up to its bucket' }),
     bucket: Type.Optional(Type.Enum(['hour', 'day'], { description: 'hour (default) or day' })),
   },
   { additionalProperties: false },

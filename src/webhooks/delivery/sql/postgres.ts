@@ -89,11 +89,14 @@ export class PostgresCompletionSql implements CompletionSql {
     const [ended, released] = releaseLeases(sql`lease_counts`, now)
     const outcomes = plans.map((plan) => plan.outcome)
     const kept = sql`a.delivery_id in (select id from applied)`
+    // The hour rows are counted after `recovered` has locked the endpoints it changes (reading it makes PostgreSQL run
+    // it first): endpoint rows and then hour rows is the order every completion and claim takes them in.
+    const afterRecovered = sql`${kept} and (select count(*) from recovered) >= 0`
     const { rows } = await sql<{ id: string }>`
       with applied as (${applyPlans(this.dialect, plans)}),
       attempts as (${insertAttempts(this.dialect, outcomes, kept)}),
-      hours as (${countOutcomes(this.dialect, outcomes, kept)}),
-      recovered as (${this.health.endFailureRuns(db, sql<string>`(select endpoint_id from applied)`)}),
+      recovered as (${this.health.endFailureRuns(db, sql<string>`(select endpoint_id from applied)`).returning('webhook_endpoints.id')}),
+      hours as (${countOutcomes(this.dialect, outcomes, afterRecovered)}),
       lease_counts as ${leaseCounts(this.dialect, plans)},
       ended as (${ended}),
       released as (${released})
