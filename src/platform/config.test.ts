@@ -102,6 +102,13 @@ describe('loadConfig', () => {
     expect(problemsOf({ DATABASE_URL: 'mysql://db.example/herald' })).toEqual([expect.stringMatching(/DATABASE_URL/)])
   })
 
+  it('runs PostgreSQL statements prepared unless HERALD_PG_PREPARED_STATEMENTS=false', () => {
+    const postgres = { DATABASE_URL: 'postgres://db.example/herald', HERALD_SECRET_KEY: SECRET }
+    expect(loadConfig(postgres).database).toEqual({ dialect: 'postgres', connectionString: 'postgres://db.example/herald' })
+    expect(loadConfig({ ...postgres, HERALD_PG_PREPARED_STATEMENTS: 'false' }).database).toMatchObject({ preparedStatements: false })
+    expect(problemsOf({ ...postgres, HERALD_PG_PREPARED_STATEMENTS: 'no' })).toEqual([expect.stringMatching(/HERALD_PG_PREPARED_STATEMENTS/)])
+  })
+
   it('accepts only ports from 0 to 65535 and a known LOG_LEVEL', () => {
     expect(loadConfig({ PORT: '0' }).port).toBe(0)
     expect(loadConfig({ PORT: '65535' }).port).toBe(65535)

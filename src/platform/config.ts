@@ -6,7 +6,12 @@ export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' |
 
 export type DatabaseConfig =
   | { dialect: 'sqlite'; filename: string }
-  | { dialect: 'postgres'; connectionString: string }
+  | {
+      dialect: 'postgres'
+      connectionString: string
+      /** `HERALD_PG_PREPARED_STATEMENTS` (default true): run statements as named prepared statements (see withPreparedStatements). */
+      preparedStatements?: boolean
+    }
 
 export interface Config {
   port: number
@@ -67,6 +72,9 @@ export function loadConfig(env: Env = process.env): Config {
   const host = nonEmpty(env.HOST) ?? '0.0.0.0'
   const publicUrl = parsePublicUrl(env.PUBLIC_URL, port, production, problems)
   const database = parseDatabaseUrl(env.DATABASE_URL, problems)
+  if (database.dialect === 'postgres' && nonEmpty(env.HERALD_PG_PREPARED_STATEMENTS) !== undefined) {
+    database.preparedStatements = parseBoolean('HERALD_PG_PREPARED_STATEMENTS', env.HERALD_PG_PREPARED_STATEMENTS, problems)
+  }
 
   const secretKey = nonEmpty(env.HERALD_SECRET_KEY)
   if (!secretKey && (database.dialect === 'postgres' || production)) {

@@ -5,6 +5,7 @@ import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase, type Sqlit
 import pg from 'pg'
 import type { DatabaseConfig } from '../config.js'
 import { type SqlDialect, sqlDialect } from './dialects/index.js'
+import { withPreparedStatements } from './prepared-statements.js'
 import type { DB } from './schema.js'
 
 export interface Database {
@@ -21,7 +22,7 @@ const INT8_OID = 20
 const CONNECT_TIMEOUT_MS = 5000
 
 export function openDatabase(config: DatabaseConfig): Database {
-  return config.dialect === 'postgres' ? openPostgres(config.connectionString) : openSqlite(config.filename)
+  return config.dialect === 'postgres' ? openPostgres(config.connectionString, config.preparedStatements ?? true) : openSqlite(config.filename)
 }
 
 function openSqlite(filename: string): Database {
@@ -64,7 +65,7 @@ function withStatementCache(connection: SQLite.Database): SqliteDatabase {
   }
 }
 
-function openPostgres(connectionString: string): Database {
+function openPostgres(connectionString: string, preparedStatements: boolean): Database {
   const poolConfig: pg.PoolConfig = {
     connectionString,
     max: 10,
@@ -85,7 +86,7 @@ function openPostgres(connectionString: string): Database {
   // the connection fails with the same error, and a client that is not queryable is dropped on release.
   pool.on('error', () => {})
   pool.on('connect', (client) => client.on('error', () => {}))
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) })
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: preparedStatements ? withPreparedStatements(pool) : pool }) })
   return {
     db,
     dialect: sqlDialect('postgres'),
