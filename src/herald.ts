@@ -35,6 +35,7 @@ import { AuthorizationCodeGrant } from './authorization/token/authorization-code
 import { RefreshTokenGrant } from './authorization/token/refresh-token-grant.js'
 import { UserTokens } from './authorization/token/user-tokens.js'
 import { GrantRevocation } from './authorization/grants/grant-revocation.js'
+import { rotationSqlFor } from './authorization/grants/sql/index.js'
 import { RefreshTokens } from './authorization/grants/refresh-tokens.js'
 import { UserSessions } from './authorization/sessions/user-sessions.js'
 import { LogoutTokens } from './authorization/logout/backchannel.js'
@@ -161,7 +162,7 @@ export async function openHerald(options: HeraldOptions): Promise<Herald> {
   const logoutEndpoints = webhooks.clientLogoutEndpoints
   const signIn = openSignIn({ db, dialect: database.dialect, clients, keys, outbox, clock, logoutEndpoints })
   const janitor = new SignInJanitor(db, database.dialect)
-  const refreshTokens = new RefreshTokens(db, box)
+  const refreshTokens = new RefreshTokens(db, box, rotationSqlFor(database.dialect, db))
   const grantRevocation = new GrantRevocation(db, refreshTokens, revocations, outbox)
   const userTokens = new UserTokens(keys)
   const grants: Grants = {

@@ -5,6 +5,7 @@ import { newId } from '../../platform/ids.js'
 import { forAccount } from '../../platform/storage/account-queries.js'
 import type { DB, RefreshTokensTable } from '../../platform/storage/schema.js'
 import { type Flow, flowFromRow, secretDigest } from '../sign-in/flow-store.js'
+import type { NewRefreshTokenRow, RotationSql } from './sql/rotation-sql.js'
 
 /** A refresh token as the refresh grant reads it. */
 export interface RefreshToken {
@@ -43,28 +44,26 @@ export class RefreshTokens {
   constructor(
     private readonly db: Kysely<DB>,
     private readonly box: SecretBox,
+    private readonly rotation: RotationSql,
   ) {}
 
-  /** Issues `token` (a new one by default) for the grant; answers it and when it lapses if unused. */
-  async issue(db: Kysely<DB>, accountId: string, grant: RefreshTokenGrant, now: number, token = randomToken()): Promise<{ token: string; id: string; expiresAt: number }> {
-    const id = newId('rt', now)
-    const expiresAt = Math.min(now + grant.idleTtl * 1000, grant.absoluteExpiresAt)
+  /** Issues a new token for the grant; answers it. */
+  async issue(db: Kysely<DB>, accountId: string, grant: RefreshTokenGrant, now: number): Promise<string> {
+    const token = randomToken()
     await forAccount(db, accountId)
-      .insertInto('refresh_tokens', {
-        id,
-        grant_id: grant.grantId,
-        client_id: grant.clientId,
-        token_hash: secretDigest(token),
-        scope: grant.scope.join(' '),
-        idle_ttl: grant.idleTtl,
-        expires_at: expiresAt,
-        absolute_expires_at: grant.absoluteExpiresAt,
-        spent_at: null,
-        successor: null,
-        created_at: now,
-      })
+      .insertInto('refresh_tokens', { ...newRow(grant, token, now), spent_at: null, successor: null })
       .execute()
-    return { token, id, expiresAt }
+    return token
+  }
+
+  /**
+   * Spends `refresh` and issues `successor` for its grant, both or neither; the successor is kept sealed with the
+   * spent token when `keepSuccessor` (a retry within the reuse interval gets it). False, with nothing written, when
+   * another request spent the token first.
+   */
+  rotate(refresh: RefreshToken, grant: RefreshTokenGrant, successor: string, keepSuccessor: boolean, now: number): Promise<boolean> {
+    const sealedSuccessor = keepSuccessor ? this.box.seal(successor, successorContext(refresh.id)) : null
+    return this.rotation.rotate(refresh.accountId, { id: refresh.id, at: now, sealedSuccessor }, newRow(grant, successor, now))
   }
 
   async find(accountId: string, token: string): Promise<RefreshToken | undefined> {
@@ -122,15 +121,19 @@ export class RefreshTokens {
       successor: row.successor === null ? null : this.box.open(row.successor, successorContext(row.id)),
     }
   }
+}
 
-  /** Spends the token, keeping `successor` sealed when a retry may still want it; false if it was spent already. */
-  async spend(db: Kysely<DB>, refresh: RefreshToken, successor: string | null, now: number): Promise<boolean> {
-    const result = await forAccount(db, refresh.accountId)
-      .updateTable('refresh_tokens')
-      .set({ spent_at: now, successor: successor === null ? null : this.box.seal(successor, successorContext(refresh.id)) })
-      .where('id', '=', refresh.id)
-      .where('spent_at', 'is', null)
-      .executeTakeFirst()
-    return result.numUpdatedRows === 1n
+/** A new token's row: its idle lifetime runs from now, never past the grant's absolute one. */
+function newRow(grant: RefreshTokenGrant, token: string, now: number): NewRefreshTokenRow {
+  return {
+    id: newId('rt', now),
+    grant_id: grant.grantId,
+    client_id: grant.clientId,
+    token_hash: secretDigest(token),
+    scope: grant.scope.join(' '),
+    idle_ttl: grant.idleTtl,
+    expires_at: Math.min(now + grant.idleTtl * 1000, grant.absoluteExpiresAt),
+    absolute_expires_at: grant.absoluteExpiresAt,
+    created_at: now,
   }
 }

@@ -47,7 +47,7 @@ export class AuthorizationCodeGrant {
     const idSigner = await this.userTokens.idTokenSigner(context, scopes)
     const redeem = async (db: Kysely<DB>): Promise<TokenResponse> => {
       const refreshToken = refresh && (await this.refreshTokens.issue(db, account.id, { grantId: flow.id, clientId: client.id, scope: scopes, ...refresh }, nowMs))
-      const issued = this.userTokens.issue(context, flow, scopes, { nonce: true, idSigner, ...(refreshToken && { refreshToken: refreshToken.token }) })
+      const issued = this.userTokens.issue(context, flow, scopes, { nonce: true, idSigner, ...(refreshToken && { refreshToken }) })
       // The grant now lives as long as the last token it may issue: userinfo reads the consent's claims from it, and
       // a replayed code or a refresh must still find it.
       const expiresAt = Math.max(issued.expiresAt, refresh ? refresh.absoluteExpiresAt + settings.access_token_ttl * 1000 : 0)

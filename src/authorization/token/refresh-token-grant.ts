@@ -42,14 +42,8 @@ export class RefreshTokenGrant {
     const idSigner = await this.userTokens.idTokenSigner(context, scopes)
     const successor = randomToken()
     const issued = this.userTokens.issue(context, grant, scopes, { nonce: false, idSigner, refreshToken: successor })
-    try {
-      await transaction(this.db, async (tx) => {
-        // Spent first: a request that loses the race for it writes nothing.
-        if (!(await this.refreshTokens.spend(tx.db, refresh, keepSuccessor ? successor : null, nowMs))) throw new SpentMeanwhile()
-        await this.refreshTokens.issue(tx.db, account.id, { grantId: grant.id, clientId: client.id, scope: scopes, idleTtl: refresh.idleTtl, absoluteExpiresAt: refresh.absoluteExpiresAt }, nowMs, successor)
-      })
-    } catch (error) {
-      if (!(error instanceof SpentMeanwhile)) throw error
+    const successorGrant = { grantId: grant.id, clientId: client.id, scope: scopes, idleTtl: refresh.idleTtl, absoluteExpiresAt: refresh.absoluteExpiresAt }
+    if (!(await this.refreshTokens.rotate(refresh, successorGrant, successor, keepSuccessor, nowMs))) {
       // Spent by a request running alongside this one (a client's retry, perhaps): judged as a reuse, by the row as
       // that request left it.
       const spent = await this.refreshTokens.find(account.id, body.refresh_token)
@@ -72,9 +66,6 @@ export class RefreshTokenGrant {
     throw new OAuthError('invalid_grant', 'The refresh token was used already; its grant is revoked')
   }
 }
-
-/** Rolls back a rotation whose token another request spent first. */
-class SpentMeanwhile extends Error {}
 
 /** RFC 6749 §6: the requested scope, which must be within what the token carries; none requested keeps it all. */
 function narrowed(granted: readonly string[], requested: unknown): string[] {
