@@ -28,12 +28,14 @@ describe.runIf(requestedDialects().includes('postgres'))('PostgreSQL named prepa
     return database.db as unknown as Kysely<unknown>
   }
 
-  it('prepares a statement with parameters once per connection and reuses it; one without parameters is not named', async () => {
+  it('prepares a statement with parameters once per connection and reuses it, planned for each run; one without parameters is not named', async () => {
     const db = open()
     await db.connection().execute(async (connection) => {
       for (let i = 0; i < 3; i++) expect((await sql<{ n: number }>`select ${i}::int as n`.execute(connection)).rows).toEqual([{ n: i }])
       await sql`select 1`.execute(connection)
       expect(await prepared(connection)).toEqual(['select $1::int as n'])
+      // Planned for each run, as an unnamed statement is: a plan kept from when a table was small would outlive it.
+      expect((await sql<{ plan_cache_mode: string }>`show plan_cache_mode`.execute(connection)).rows).toEqual([{ plan_cache_mode: 'force_custom_plan' }])
     })
   })
 
@@ -42,6 +44,7 @@ describe.runIf(requestedDialects().includes('postgres'))('PostgreSQL named prepa
     await db.connection().execute(async (connection) => {
       await sql`select ${1}::int as n`.execute(connection)
       expect(await prepared(connection)).toEqual([])
+      expect((await sql<{ plan_cache_mode: string }>`show plan_cache_mode`.execute(connection)).rows).toEqual([{ plan_cache_mode: 'auto' }])
     })
   })
 

@@ -85,7 +85,14 @@ function openPostgres(connectionString: string, preparedStatements: boolean): Da
   // the pool's, so every client gets one of its own. Nothing is lost by ignoring the event: the query running on
   // the connection fails with the same error, and a client that is not queryable is dropped on release.
   pool.on('error', () => {})
-  pool.on('connect', (client) => client.on('error', () => {}))
+  pool.on('connect', (client) => {
+    client.on('error', () => {})
+    // A named statement's generic plan is made once, from the statistics of the moment, and kept for the connection's
+    // life: one made while a table was nearly empty walks a whole account's rows once it has grown. A plan made for
+    // each run, as unnamed statements get, follows the table; what naming saves is the parse. Queued ahead of any
+    // statement of the client's first user; a failure here fails that statement on the same broken connection.
+    if (preparedStatements) client.query('set plan_cache_mode = force_custom_plan').catch(() => {})
+  })
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: preparedStatements ? withPreparedStatements(pool) : pool }) })
   return {
     db,
