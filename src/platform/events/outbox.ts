@@ -23,9 +23,11 @@ export class Outbox {
   async recordAll(tx: Tx, events: ReadonlyArray<{ accountId: string; type: string; data: object }>, now: number): Promise<string[]> {
     if (events.length === 0) return []
     const rows = events.map(({ accountId, type, data }) => ({ id: newId('evt', now), account_id: accountId, type, data: JSON.stringify(data), created_at: now, idempotency_key: null, fanned_out_at: null }))
-    await tx.db.insertInto('events').values(rows).execute()
-    // The webhook workers' `events` work signal (webhooks/delivery/wake.ts).
-    await this.notifications.send(tx, 'herald_webhooks', 'events')
+    const insert = tx.db.insertInto('events').values(rows)
+    // The webhook workers' `events` work signal (webhooks/delivery/wake.ts), sent by the insert itself where it can.
+    await this.notifications.sendWith(tx, 'herald_webhooks', 'events', async (signal) => {
+      await (signal ? insert.returning(signal.as('signalled')).execute() : insert.execute())
+    })
     return rows.map((row) => row.id)
   }
 }

@@ -59,6 +59,16 @@ export class Notifications {
     tx.afterCommit(() => this.#dispatch(channel, payload))
   }
 
+  /**
+   * `send`, carried by a statement of `tx` that `write` runs: it evaluates the signal's expression, when there is one
+   * (PostgreSQL's NOTIFY, in its RETURNING), which spares the signal a round trip of its own.
+   */
+  async sendWith<T>(tx: Tx, channel: Channel, payload: string, write: (signal: RawBuilder<void> | undefined) => Promise<T>): Promise<T> {
+    const result = await write(this.#transport.inStatement(channel, payload))
+    tx.afterCommit(() => this.#dispatch(channel, payload))
+    return result
+  }
+
   /** `send` for a write that is one autocommitting statement rather than a transaction; PostgreSQL only. */
   inStatement(channel: Channel, payload: string): StatementSignal {
     return { expression: sql<void>`pg_notify(${channel}, ${payload})`, sent: () => this.#dispatch(channel, payload) }

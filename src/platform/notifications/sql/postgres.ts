@@ -1,4 +1,4 @@
-import { type Kysely, sql } from 'kysely'
+import { type Kysely, type RawBuilder, sql } from 'kysely'
 import pg from 'pg'
 import type { FastifyBaseLogger } from 'fastify'
 import { type Backoff, backoffDelay } from '../../backoff.js'
@@ -30,6 +30,10 @@ export class PostgresNotificationTransport implements NotificationTransport {
 
   async notify(db: Kysely<DB>, channel: Channel, payload: string): Promise<void> {
     await sql`select pg_notify(${channel}, ${payload})`.execute(db)
+  }
+
+  inStatement(channel: Channel, payload: string): RawBuilder<void> {
+    return sql<void>`pg_notify(${channel}, ${payload})`
   }
 
   async listen(channels: readonly Channel[], sink: NotificationSink): Promise<void> {

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely'
+import type { Kysely, RawBuilder } from 'kysely'
 import type { DB } from '../../storage/schema.js'
 import type { Channel } from '../notifications.js'
 
@@ -16,6 +16,11 @@ export interface NotificationSink {
 export interface NotificationTransport {
   /** Sends `payload` on `channel` through `db`: inside a transaction PostgreSQL delivers it on commit. */
   notify(db: Kysely<DB>, channel: Channel, payload: string): Promise<void>
+  /**
+   * An expression that sends `payload` on `channel` when a writing statement evaluates it (in its RETURNING), as
+   * `notify` would, without a statement of its own; undefined where nothing travels.
+   */
+  inStatement(channel: Channel, payload: string): RawBuilder<void> | undefined
   /** Listens on `channels` for other processes' signals until closed, hearing them again after a lost connection. */
   listen(channels: readonly Channel[], sink: NotificationSink): Promise<void>
   close(): Promise<void>
