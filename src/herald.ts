@@ -35,6 +35,7 @@ import { AuthorizationCodeGrant } from './authorization/token/authorization-code
 import { RefreshTokenGrant } from './authorization/token/refresh-token-grant.js'
 import { UserTokens } from './authorization/token/user-tokens.js'
 import { GrantRevocation } from './authorization/grants/grant-revocation.js'
+import { guardedEventsFor } from './platform/events/sql/index.js'
 import { rotationSqlFor } from './authorization/grants/sql/index.js'
 import { RefreshTokens } from './authorization/grants/refresh-tokens.js'
 import { UserSessions } from './authorization/sessions/user-sessions.js'
@@ -160,7 +161,7 @@ export async function openHerald(options: HeraldOptions): Promise<Herald> {
   const logoutTokens = new LogoutTokens(keys, clients, (accountId) => accounts.issuerOf(accountId))
   const webhooks = openWebhooks({ config, database, box, clock, log, notifications, invalidation, outbox, settings, outbound, logoutTokens })
   const logoutEndpoints = webhooks.clientLogoutEndpoints
-  const signIn = openSignIn({ db, dialect: database.dialect, clients, keys, outbox, clock, logoutEndpoints })
+  const signIn = openSignIn({ db, dialect: database.dialect, clients, keys, outbox, guardedEvents: guardedEventsFor(database.dialect, db, outbox, notifications), clock, logoutEndpoints })
   const janitor = new SignInJanitor(db, database.dialect)
   const refreshTokens = new RefreshTokens(db, box, rotationSqlFor(database.dialect, db))
   const grantRevocation = new GrantRevocation(db, refreshTokens, revocations, outbox)

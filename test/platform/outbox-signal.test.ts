@@ -1,6 +1,7 @@
 import pg from 'pg'
 import { afterEach, beforeEach, expect, it } from 'vitest'
 import { Outbox } from '../../src/platform/events/outbox.js'
+import { guardedEventsFor } from '../../src/platform/events/sql/index.js'
 import { createLogger } from '../../src/platform/logger.js'
 import { Notifications } from '../../src/platform/notifications/notifications.js'
 import { type Database, openDatabase } from '../../src/platform/storage/database.js'
@@ -14,7 +15,7 @@ const NOW = Date.UTC(2026, 0, 1)
 /**
  * The outbox's wake-up signal for the webhook workers travels with the event's insert (in its RETURNING on
  * PostgreSQL): heard by other processes once the transaction commits, by this one's handlers after commit, and by
- * nobody when it rolls back.
+ * nobody when it rolls back; a guarded change (a compare-and-set) and its event are written both or neither.
  */
 forEachDialect((dialect) => {
   let testDatabase: TestDatabase
@@ -71,5 +72,27 @@ forEachDialect((dialect) => {
     } finally {
       await listener?.end()
     }
+  })
+
+  it('records the event of a guarded change only when the guard changed a row, and signals only then', async () => {
+    const accountId = await account()
+    const heard: string[] = []
+    notifications.on('herald_webhooks', (payload) => heard.push(payload))
+    const guarded = guardedEventsFor(database.dialect, database.db, new Outbox(notifications), notifications)
+    const disabling = (from: 'active' | 'disabled') => (db: typeof database.db) => db.updateTable('accounts').set({ status: 'disabled' }).where('id', '=', accountId).where('status', '=', from)
+    const events = () => database.db.selectFrom('events').select(['type', 'account_id']).execute()
+
+    expect(await guarded.recordIf(disabling('disabled'), { accountId, type: 'test.nothing', data: {} }, NOW)).toBe(false)
+    expect(await events()).toEqual([])
+    expect(heard).toEqual([])
+
+    expect(await guarded.recordIf(disabling('active'), { accountId, type: 'test.disabled', data: { why: 'test' } }, NOW)).toBe(true)
+    expect(await events()).toEqual([{ type: 'test.disabled', account_id: accountId }])
+    expect((await database.db.selectFrom('accounts').select('status').executeTakeFirstOrThrow()).status).toBe('disabled')
+    expect(heard).toEqual(['events'])
+
+    // The compare-and-set holds: the same change again changes nothing and announces nothing.
+    expect(await guarded.recordIf(disabling('active'), { accountId, type: 'test.again', data: {} }, NOW)).toBe(false)
+    expect(await events()).toHaveLength(1)
   })
 })

@@ -1,10 +1,7 @@
-import type { Kysely } from 'kysely'
 import type { Clock } from '../../platform/clock.js'
 import { randomToken } from '../../platform/crypto/random.js'
-import type { Outbox } from '../../platform/events/outbox.js'
+import type { GuardedEventsSql } from '../../platform/events/sql/guarded-events.js'
 import { ProblemError, notFound } from '../../platform/http/problems.js'
-import type { DB } from '../../platform/storage/schema.js'
-import { transaction } from '../../platform/storage/transaction.js'
 import type { ClientStore, RegisteredClient } from '../clients/client-store.js'
 import { type Consents, covers } from './consents.js'
 import { type AcceptedConsent, type AcceptedLogin, type Flow, type FlowStore, type Rejection, secretDigest } from './flow-store.js'
@@ -67,11 +64,10 @@ export const RESERVED_CLAIMS: ReadonlySet<string> = new Set(['iss', 'sub', 'aud'
  */
 export class Challenges {
   constructor(
-    private readonly db: Kysely<DB>,
     private readonly flows: FlowStore,
     private readonly clients: ClientStore,
     private readonly consents: Consents,
-    private readonly outbox: Outbox,
+    private readonly guardedEvents: GuardedEventsSql,
     private readonly clock: Clock,
   ) {}
 
@@ -152,11 +148,9 @@ export class Challenges {
   async #answer(flow: Flow, issuer: string, kind: ChallengeKind, answer: { subject?: string; login?: string; consent?: string; rejection?: string }, event: { type: string; data: object }): Promise<string> {
     const now = this.clock.now()
     const verifier = randomToken()
-    await transaction(this.db, async (tx) => {
-      const stage = kind === 'login' ? 'login_answered' : 'consent_answered'
-      if (!(await this.flows.advance(tx.db, flow, { ...answer, stage, handle: secretDigest(verifier) }, now))) throw alreadyAnswered(kind)
-      await this.outbox.record(tx, flow.accountId, event.type, event.data, now)
-    })
+    const stage = kind === 'login' ? 'login_answered' : 'consent_answered'
+    const advancing = this.flows.advancing(flow, { ...answer, stage, handle: secretDigest(verifier) }, now)
+    if (!(await this.guardedEvents.recordIf(advancing, { accountId: flow.accountId, ...event }, now))) throw alreadyAnswered(kind)
     return withQuery(`${issuer}/oauth/authorize`, { [`${kind}_verifier`]: verifier })
   }
 

@@ -1,5 +1,6 @@
 import type { Kysely, Updateable } from 'kysely'
 import { sha256 } from '../../platform/crypto/random.js'
+import type { Guard } from '../../platform/events/sql/guarded-events.js'
 import { forAccount } from '../../platform/storage/account-queries.js'
 import type { AuthorizationFlowsTable, DB, FlowStage } from '../../platform/storage/schema.js'
 import type { AuthorizationRequest } from './authorization-request.js'
@@ -106,13 +107,13 @@ export class FlowStore {
 
   /** Moves `flow` on from the stage it was read in; false when another request moved it first. */
   async advance(db: Kysely<DB>, flow: Flow, changes: FlowChanges, now: number): Promise<boolean> {
-    const result = await forAccount(db, flow.accountId)
-      .updateTable('authorization_flows')
-      .set({ ...changes, updated_at: now })
-      .where('id', '=', flow.id)
-      .where('stage', '=', flow.stage)
-      .executeTakeFirst()
+    const result = await this.advancing(flow, changes, now)(db).executeTakeFirst()
     return result.numUpdatedRows === 1n
+  }
+
+  /** `advance` as a statement for the caller to run, with what must be written only if it moves the flow. */
+  advancing(flow: Flow, changes: FlowChanges, now: number): Guard<'authorization_flows'> {
+    return (db) => forAccount(db, flow.accountId).updateTable('authorization_flows').set({ ...changes, updated_at: now }).where('id', '=', flow.id).where('stage', '=', flow.stage)
   }
 }
 

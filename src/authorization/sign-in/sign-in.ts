@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely'
 import type { Clock } from '../../platform/clock.js'
 import type { Outbox } from '../../platform/events/outbox.js'
+import type { GuardedEventsSql } from '../../platform/events/sql/guarded-events.js'
 import type { SqlDialect } from '../../platform/storage/dialects/index.js'
 import type { DB } from '../../platform/storage/schema.js'
 import type { ClientStore } from '../clients/client-store.js'
@@ -28,11 +29,13 @@ export interface SignInDeps {
   clients: ClientStore
   keys: KeyStore
   outbox: Outbox
+  /** The login app's answers and their events, both or neither. */
+  guardedEvents: GuardedEventsSql
   clock: Clock
   logoutEndpoints: BackchannelLogoutEndpoints
 }
 
-export function openSignIn({ db, dialect, clients, keys, outbox, clock, logoutEndpoints }: SignInDeps): SignIn {
+export function openSignIn({ db, dialect, clients, keys, outbox, guardedEvents, clock, logoutEndpoints }: SignInDeps): SignIn {
   const flows = new FlowStore(db)
   const consents = new Consents(db)
   const sessions = new BrowserSessions(db, dialect, outbox, logoutEndpoints)
@@ -40,7 +43,7 @@ export function openSignIn({ db, dialect, clients, keys, outbox, clock, logoutEn
     flows,
     sessions,
     authorizeFlow: new AuthorizeFlow(db, flows, sessions, consents, clients, keys),
-    challenges: new Challenges(db, flows, clients, consents, outbox, clock),
+    challenges: new Challenges(flows, clients, consents, guardedEvents, clock),
     logouts: new Logouts(db, clients, sessions, keys, clock),
   }
 }
