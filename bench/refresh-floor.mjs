@@ -1,9 +1,14 @@
 // The floor for refresh-token rotation: what one rotation must write at the least, straight through the driver on the
-// database Herald used (its refresh_tokens table, indexes and foreign keys, with Herald stopped). One transaction per
-// rotation: spend the token, fenced on its not being spent yet, and insert its successor, with prepared statements:
+// database Herald used (its refresh_tokens table, indexes and foreign keys, with Herald stopped): spend the token,
+// fenced on its not being spent yet, and insert its successor, with prepared statements. SQLite: one transaction of
 //
-//   update refresh_tokens set spent_at = $1 where id = $2 and spent_at is null
+//   update refresh_tokens set spent_at = ? where id = ? and spent_at is null
 //   insert into refresh_tokens (…the row Herald writes…) values (…)
+//
+// PostgreSQL: the same as one statement, which commits by itself, as Herald writes it (the successor inserted from the
+// spending's RETURNING):
+//
+//   with spent as (update … returning id) insert into refresh_tokens (…) select … from spent
 //
 // Nothing is read (Herald must first find the token by its digest and its grant), nothing is signed and nothing goes
 // over HTTP, so no server doing the whole job gets to it. SQLite: better-sqlite3 with Herald's pragmas (WAL,
@@ -25,6 +30,12 @@ function statements(p) {
     insert: `insert into refresh_tokens (${COLUMNS.join(', ')}) values (${COLUMNS.map((_, i) => p(i + 1)).join(', ')})`,
   }
 }
+
+/** PostgreSQL's types for the successor's cells, which a SELECT list does not take from the columns. */
+const PG_TYPES = ['text', 'text', 'text', 'text', 'text', 'text', 'integer', 'bigint', 'bigint', 'bigint', 'text', 'bigint']
+/** $1: when, $2: the spent token's id, then the successor's row. */
+const PG_ROTATE = `with spent as (update refresh_tokens set spent_at = $1 where id = $2 and spent_at is null returning id)
+  insert into refresh_tokens (${COLUMNS.join(', ')}) select ${COLUMNS.map((_, i) => `$${i + 3}::${PG_TYPES[i]}`).join(', ')} from spent`
 
 /** A new token of the grant Herald's run left behind, as Herald inserts it (an id, a digest, the grant's lifetimes). */
 function successorRow(seed, now) {
@@ -80,22 +91,11 @@ async function postgresFloor(url, seconds, concurrency) {
       chains.push(row[0])
     }
     return await measure(seconds, concurrency, async (worker) => {
-      const client = await pool.connect()
-      try {
-        await client.query('begin')
-        const now = Date.now()
-        const spent = await client.query({ name: 'floor-spend', text: sql.spend, values: [now, chains[worker]] })
-        if (spent.rowCount !== 1) throw new Error(`rotation floor: ${chains[worker]} was spent already`)
-        const row = successorRow(seed, now)
-        await client.query({ name: 'floor-insert', text: sql.insert, values: row })
-        await client.query('commit')
-        chains[worker] = row[0]
-      } catch (error) {
-        await client.query('rollback').catch(() => {})
-        throw error
-      } finally {
-        client.release()
-      }
+      const now = Date.now()
+      const row = successorRow(seed, now)
+      const rotated = await pool.query({ name: 'floor-rotate', text: PG_ROTATE, values: [now, chains[worker], ...row] })
+      if (rotated.rowCount !== 1) throw new Error(`rotation floor: ${chains[worker]} was spent already`)
+      chains[worker] = row[0]
     })
   } finally {
     await pool.end()

@@ -151,7 +151,7 @@ function printSummary(rounds, floors, counts, options) {
   for (const [dialect, floor] of floors) {
     console.log(`  ${`floor ${dialect}`.padEnd(16)} ${floor.rotationsPerSecond.toFixed(1).padStart(12)} ${formatMs(floor.p50).padStart(8)} ${formatMs(floor.p99).padStart(8)} ${'(this process)'.padStart(23)}  ${floor.inFlight} at once`)
   }
-  console.log("  (p50 and p99 of each rotation's request; PG: all PostgreSQL processes, other users' included; floor: update + insert in one transaction through the driver)")
+  console.log("  (p50 and p99 of each rotation's request; PG: all PostgreSQL processes, other users' included; floor: update + insert through the driver, in one transaction on SQLite and one statement on PostgreSQL)")
   const peer = summary.get('oidc-provider')
   for (const dialect of options.dialects) {
     const herald = summary.get(`herald ${dialect}`)
