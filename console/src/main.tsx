@@ -5,8 +5,9 @@ import { Deliveries } from './pages/deliveries.js'
 import { EndpointPage } from './pages/endpoint.js'
 import { Endpoints } from './pages/endpoints.js'
 import { SignIn } from './pages/sign-in.js'
+import { type SignInLink, exchangeSignInLink, takeSignInLink } from './link.js'
 import { Link, type Place, usePlace } from './router.js'
-import { SCOPES, type Session, can, currentSession, endSession, onSessionChange } from './session.js'
+import { SCOPES, type Session, can, currentSession, endSession, onSessionChange, setSignInNotice } from './session.js'
 import { Empty } from './ui.js'
 
 /** A path segment as typed; a malformed escape is kept as it is rather than breaking the page. */
@@ -67,12 +68,28 @@ function Header(props: { session: Session; path: string }) {
   )
 }
 
-function App() {
+function App(props: { link?: SignInLink }) {
   const [session, setSession] = useState(currentSession)
+  const [linking, setLinking] = useState(props.link !== undefined)
   const place = usePlace()
   useEffect(() => onSessionChange(() => setSession(currentSession())), [])
+  useEffect(() => {
+    if (!props.link) return
+    void exchangeSignInLink(props.link).then((failure) => {
+      if (failure !== undefined) setSignInNotice(failure)
+      setLinking(false)
+    })
+  }, [])
+  if (linking) {
+    return (
+      <main class="sign-in">
+        <h1>Herald console</h1>
+        <p role="status">Signing in with the link…</p>
+      </main>
+    )
+  }
   // Signed out, the URL stays as it is: signing in again lands on the same page, filters and all.
-  if (!session) return <SignIn />
+  if (!session) return <SignIn accountId={props.link?.accountId} />
   return (
     <>
       <Header session={session} path={place.path} />
@@ -83,4 +100,5 @@ function App() {
   )
 }
 
-render(<App />, document.getElementById('app')!)
+// Before the first render: the link's code leaves the address bar (and the history) at once.
+render(<App link={takeSignInLink()} />, document.getElementById('app')!)

@@ -48,6 +48,12 @@ export function startSession(session: Session): void {
   for (const listener of listeners) listener()
 }
 
+/** A message for the sign-in page without a session having ended, such as a spent sign-in link. */
+export function setSignInNotice(message: string): void {
+  endedBecause = message
+  for (const listener of listeners) listener()
+}
+
 export function endSession(reason?: string): void {
   current = undefined
   endedBecause = reason
