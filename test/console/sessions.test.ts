@@ -93,6 +93,8 @@ withChromium('the console signs in, keeps bookmarks and follows its token in Chr
         await page.getByLabel('Status').selectOption('succeeded')
         await page.getByRole('button', { name: 'Apply filters' }).click()
         await page.waitForURL((url) => url.searchParams.get('status') === 'succeeded')
+        // The delivered row is in both lists: the new list is the one without the pending row.
+        await page.locator(`tr[data-delivery="${retrying.id}"]`).waitFor({ state: 'detached' })
         await page.locator(`tr[data-delivery="${delivered.id}"]`).waitFor()
         expect(await rows().count()).toBe(1)
       })
