@@ -3,6 +3,8 @@ import { useEffect, useState } from 'preact/hooks'
 import { DeliveryPage } from './pages/delivery.js'
 import { Deliveries } from './pages/deliveries.js'
 import { EndpointPage } from './pages/endpoint.js'
+import { EventPage, EventTypes } from './pages/event.js'
+import { Events } from './pages/events.js'
 import { Endpoints } from './pages/endpoints.js'
 import { SignIn } from './pages/sign-in.js'
 import { type SignInLink, exchangeSignInLink, takeSignInLink } from './link.js'
@@ -27,6 +29,9 @@ function Route(props: { place: Place }) {
   if (section === 'deliveries' && id) return <DeliveryPage id={id} />
   if (section === 'endpoints' && id) return <EndpointPage id={id} />
   if (section === 'endpoints') return <Endpoints place={props.place} />
+  if (section === 'events' && id) return <EventPage id={id} />
+  if (section === 'events') return <Events place={props.place} />
+  if (section === 'event-types') return <EventTypes />
   return (
     <section>
       <h1>Page not found</h1>
@@ -49,6 +54,9 @@ function Header(props: { session: Session; path: string }) {
         </Link>
         <Link to="/endpoints" current={props.path.startsWith('/endpoints')}>
           Endpoints
+        </Link>
+        <Link to="/events" current={props.path.startsWith('/event')}>
+          Events
         </Link>
       </nav>
       <div class="who">

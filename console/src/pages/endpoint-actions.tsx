@@ -15,22 +15,34 @@ function numberOrNull(text: string): number | null {
   return text.trim() === '' ? null : Number(text)
 }
 
+type EditFields = Record<'url' | 'description' | 'rate_limit' | 'max_in_flight', string>
+
 export function EditEndpoint(props: { endpoint: Endpoint; onDone(changed: boolean): void }) {
   const { endpoint } = props
   const [error, setError] = useState<unknown>()
   const [busy, setBusy] = useState(false)
+  // Held in state: a controlled input given only the endpoint's value would return to it on every render.
+  const [values, setValues] = useState<EditFields>({
+    url: endpoint.url,
+    description: endpoint.description,
+    rate_limit: endpoint.rate_limit === null ? '' : String(endpoint.rate_limit),
+    max_in_flight: String(endpoint.max_in_flight),
+  })
+  const field = (name: keyof EditFields) => ({
+    name,
+    value: values[name],
+    onInput: (event: Event) => setValues({ ...values, [name]: (event.currentTarget as HTMLInputElement).value }),
+  })
   const submit = async (event: Event) => {
     event.preventDefault()
-    const form = new FormData(event.currentTarget as HTMLFormElement)
-    const text = (name: string) => String(form.get(name) ?? '').trim()
     setBusy(true)
     setError(undefined)
     try {
       await api<Endpoint>('PATCH', path(endpoint.id), {
-        url: text('url'),
-        description: text('description'),
-        rate_limit: numberOrNull(text('rate_limit')),
-        max_in_flight: Number(text('max_in_flight')),
+        url: values.url.trim(),
+        description: values.description.trim(),
+        rate_limit: numberOrNull(values.rate_limit),
+        max_in_flight: Number(values.max_in_flight),
       })
       props.onDone(true)
     } catch (saveError) {
@@ -43,13 +55,13 @@ export function EditEndpoint(props: { endpoint: Endpoint; onDone(changed: boolea
     <form class="card" onSubmit={submit} aria-label="Edit the endpoint">
       <h2>Edit the endpoint</h2>
       <label for="edit-url">URL</label>
-      <input id="edit-url" name="url" type="url" required value={endpoint.url} spellcheck={false} />
+      <input id="edit-url" type="url" required spellcheck={false} {...field('url')} />
       <label for="edit-description">Description</label>
-      <input id="edit-description" name="description" maxLength={1024} value={endpoint.description} />
+      <input id="edit-description" maxLength={1024} {...field('description')} />
       <label for="edit-rate">Rate limit (deliveries per second; empty for none)</label>
-      <input id="edit-rate" name="rate_limit" type="number" min={1} max={10_000} value={endpoint.rate_limit ?? ''} />
+      <input id="edit-rate" type="number" min={1} max={10_000} {...field('rate_limit')} />
       <label for="edit-in-flight">Attempts in flight at once</label>
-      <input id="edit-in-flight" name="max_in_flight" type="number" min={1} max={1000} required value={endpoint.max_in_flight} />
+      <input id="edit-in-flight" type="number" min={1} max={1000} required {...field('max_in_flight')} />
       {error !== undefined && <ErrorNote error={error} />}
       <div class="actions">
         <button type="submit" disabled={busy}>
