@@ -5,6 +5,9 @@ import { Deliveries } from './pages/deliveries.js'
 import { EndpointPage } from './pages/endpoint.js'
 import { EventPage, EventTypes } from './pages/event.js'
 import { Events } from './pages/events.js'
+import { Clients } from './pages/clients.js'
+import { Scopes } from './pages/scopes.js'
+import { SettingsPage } from './pages/settings.js'
 import { Endpoints } from './pages/endpoints.js'
 import { SignIn } from './pages/sign-in.js'
 import { type SignInLink, exchangeSignInLink, takeSignInLink } from './link.js'
@@ -32,6 +35,9 @@ function Route(props: { place: Place }) {
   if (section === 'events' && id) return <EventPage id={id} />
   if (section === 'events') return <Events place={props.place} />
   if (section === 'event-types') return <EventTypes />
+  if (section === 'clients' && can(SCOPES.clientsRead)) return <Clients place={props.place} />
+  if (section === 'scopes' && can(SCOPES.clientsRead)) return <Scopes place={props.place} />
+  if (section === 'settings' && can(SCOPES.settings)) return <SettingsPage />
   return (
     <section>
       <h1>Page not found</h1>
@@ -58,6 +64,21 @@ function Header(props: { session: Session; path: string }) {
         <Link to="/events" current={props.path.startsWith('/event')}>
           Events
         </Link>
+        {can(SCOPES.clientsRead) && (
+          <>
+            <Link to="/clients" current={props.path.startsWith('/clients')}>
+              Clients
+            </Link>
+            <Link to="/scopes" current={props.path.startsWith('/scopes')}>
+              Scopes
+            </Link>
+          </>
+        )}
+        {can(SCOPES.settings) && (
+          <Link to="/settings" current={props.path.startsWith('/settings')}>
+            Settings
+          </Link>
+        )}
       </nav>
       <div class="who">
         <span class="mono" title={`Client ${props.session.clientId}`}>

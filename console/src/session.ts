@@ -7,6 +7,11 @@ export const SCOPES = {
   webhooksWrite: 'herald:webhooks:write',
   publish: 'herald:events:publish',
   settings: 'herald:settings:write',
+  clientsRead: 'herald:clients:read',
+  clientsWrite: 'herald:clients:write',
+  scopesWrite: 'herald:scopes:write',
+  keys: 'herald:keys:write',
+  sessions: 'herald:sessions:write',
 } as const
 
 export interface Session {
