@@ -8,6 +8,7 @@ import { Events } from './pages/events.js'
 import { Clients } from './pages/clients.js'
 import { Scopes } from './pages/scopes.js'
 import { SettingsPage } from './pages/settings.js'
+import { SubjectPage } from './pages/subject.js'
 import { Endpoints } from './pages/endpoints.js'
 import { SignIn } from './pages/sign-in.js'
 import { type SignInLink, exchangeSignInLink, takeSignInLink } from './link.js'
@@ -38,6 +39,7 @@ function Route(props: { place: Place }) {
   if (section === 'clients' && can(SCOPES.clientsRead)) return <Clients place={props.place} />
   if (section === 'scopes' && can(SCOPES.clientsRead)) return <Scopes place={props.place} />
   if (section === 'settings' && can(SCOPES.settings)) return <SettingsPage />
+  if (section === 'users' && can(SCOPES.sessions)) return <SubjectPage place={props.place} />
   return (
     <section>
       <h1>Page not found</h1>
@@ -73,6 +75,11 @@ function Header(props: { session: Session; path: string }) {
               Scopes
             </Link>
           </>
+        )}
+        {can(SCOPES.sessions) && (
+          <Link to="/users" current={props.path.startsWith('/users')}>
+            Users
+          </Link>
         )}
         {can(SCOPES.settings) && (
           <Link to="/settings" current={props.path.startsWith('/settings')}>
