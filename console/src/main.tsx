@@ -5,6 +5,7 @@ import { Deliveries } from './pages/deliveries.js'
 import { EndpointPage } from './pages/endpoint.js'
 import { EventPage, EventTypes } from './pages/event.js'
 import { Events } from './pages/events.js'
+import { ClientPage } from './pages/client.js'
 import { Clients } from './pages/clients.js'
 import { Scopes } from './pages/scopes.js'
 import { SettingsPage } from './pages/settings.js'
@@ -36,6 +37,7 @@ function Route(props: { place: Place }) {
   if (section === 'events' && id) return <EventPage id={id} />
   if (section === 'events') return <Events place={props.place} />
   if (section === 'event-types') return <EventTypes />
+  if (section === 'clients' && id && can(SCOPES.clientsRead)) return <ClientPage id={id} />
   if (section === 'clients' && can(SCOPES.clientsRead)) return <Clients place={props.place} />
   if (section === 'scopes' && can(SCOPES.clientsRead)) return <Scopes place={props.place} />
   if (section === 'settings' && can(SCOPES.settings)) return <SettingsPage />

@@ -5,9 +5,9 @@ import { SCOPES, can } from '../session.js'
 import { Copy, Empty, ErrorNote, useLoad } from '../ui.js'
 
 // The account's OAuth clients: the list, registration with the main RFC 7591 fields, and per client a secret
-// rotation (the new secret shown once) and deletion.
+// rotation (the new secret shown once) and deletion; each client's page edits it.
 
-interface Client {
+export interface Client {
   client_id: string
   client_name?: string
   client_secret?: string
@@ -95,8 +95,11 @@ export function Clients(props: { place: Place }) {
           <tbody>
             {page.data.data.map((client) => (
               <tr data-client={client.client_id}>
-                <td class="mono">
-                  {client.client_id} <Copy text={client.client_id} />
+                <td>
+                  <Link to={`/clients/${client.client_id}`} class="mono">
+                    {client.client_id}
+                  </Link>{' '}
+                  <Copy text={client.client_id} />
                 </td>
                 <td>{client.client_name || <span class="muted">—</span>}</td>
                 <td class="mono small">{(client.grant_types ?? []).join(', ')}</td>

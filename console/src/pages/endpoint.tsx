@@ -46,7 +46,15 @@ export function EndpointPage(props: { id: string }) {
       </div>
       {data?.client_id && (
         <p class="notice" data-client-managed>
-          This endpoint carries the back-channel logout of client <span class="mono">{data.client_id}</span> <Copy text={data.client_id} />: its URL and its
+          This endpoint carries the back-channel logout of client{' '}
+          {can(SCOPES.clientsRead) ? (
+            <Link to={`/clients/${data.client_id}`} class="mono">
+              {data.client_id}
+            </Link>
+          ) : (
+            <span class="mono">{data.client_id}</span>
+          )}{' '}
+          <Copy text={data.client_id} />: its URL and its
           deletion follow the client's <code>backchannel_logout_uri</code>, and it has no secret (logout tokens are signed with the account's keys), so the console shows it
           read-only. Disabling it holds the logout tokens.
         </p>
