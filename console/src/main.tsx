@@ -3,10 +3,18 @@ import { useEffect, useState } from 'preact/hooks'
 import { DeliveryPage } from './pages/delivery.js'
 import { Deliveries } from './pages/deliveries.js'
 import { EndpointPage } from './pages/endpoint.js'
+import { EventPage, EventTypes } from './pages/event.js'
+import { Events } from './pages/events.js'
+import { ClientPage } from './pages/client.js'
+import { Clients } from './pages/clients.js'
+import { Scopes } from './pages/scopes.js'
+import { SettingsPage } from './pages/settings.js'
+import { SubjectPage } from './pages/subject.js'
 import { Endpoints } from './pages/endpoints.js'
 import { SignIn } from './pages/sign-in.js'
+import { type SignInLink, exchangeSignInLink, takeSignInLink } from './link.js'
 import { Link, type Place, usePlace } from './router.js'
-import { SCOPES, type Session, can, currentSession, endSession, onSessionChange } from './session.js'
+import { SCOPES, type Session, can, currentSession, endSession, onSessionChange, setSignInNotice } from './session.js'
 import { Empty } from './ui.js'
 
 /** A path segment as typed; a malformed escape is kept as it is rather than breaking the page. */
@@ -26,6 +34,14 @@ function Route(props: { place: Place }) {
   if (section === 'deliveries' && id) return <DeliveryPage id={id} />
   if (section === 'endpoints' && id) return <EndpointPage id={id} />
   if (section === 'endpoints') return <Endpoints place={props.place} />
+  if (section === 'events' && id) return <EventPage id={id} />
+  if (section === 'events') return <Events place={props.place} />
+  if (section === 'event-types') return <EventTypes />
+  if (section === 'clients' && id && can(SCOPES.clientsRead)) return <ClientPage id={id} />
+  if (section === 'clients' && can(SCOPES.clientsRead)) return <Clients place={props.place} />
+  if (section === 'scopes' && can(SCOPES.clientsRead)) return <Scopes place={props.place} />
+  if (section === 'settings' && can(SCOPES.settings)) return <SettingsPage />
+  if (section === 'users' && can(SCOPES.sessions)) return <SubjectPage place={props.place} />
   return (
     <section>
       <h1>Page not found</h1>
@@ -49,6 +65,29 @@ function Header(props: { session: Session; path: string }) {
         <Link to="/endpoints" current={props.path.startsWith('/endpoints')}>
           Endpoints
         </Link>
+        <Link to="/events" current={props.path.startsWith('/event')}>
+          Events
+        </Link>
+        {can(SCOPES.clientsRead) && (
+          <>
+            <Link to="/clients" current={props.path.startsWith('/clients')}>
+              Clients
+            </Link>
+            <Link to="/scopes" current={props.path.startsWith('/scopes')}>
+              Scopes
+            </Link>
+          </>
+        )}
+        {can(SCOPES.sessions) && (
+          <Link to="/users" current={props.path.startsWith('/users')}>
+            Users
+          </Link>
+        )}
+        {can(SCOPES.settings) && (
+          <Link to="/settings" current={props.path.startsWith('/settings')}>
+            Settings
+          </Link>
+        )}
       </nav>
       <div class="who">
         <span class="mono" title={`Client ${props.session.clientId}`}>
@@ -67,12 +106,28 @@ function Header(props: { session: Session; path: string }) {
   )
 }
 
-function App() {
+function App(props: { link?: SignInLink }) {
   const [session, setSession] = useState(currentSession)
+  const [linking, setLinking] = useState(props.link !== undefined)
   const place = usePlace()
   useEffect(() => onSessionChange(() => setSession(currentSession())), [])
+  useEffect(() => {
+    if (!props.link) return
+    void exchangeSignInLink(props.link).then((failure) => {
+      if (failure !== undefined) setSignInNotice(failure)
+      setLinking(false)
+    })
+  }, [])
+  if (linking) {
+    return (
+      <main class="sign-in">
+        <h1>Herald console</h1>
+        <p role="status">Signing in with the link…</p>
+      </main>
+    )
+  }
   // Signed out, the URL stays as it is: signing in again lands on the same page, filters and all.
-  if (!session) return <SignIn />
+  if (!session) return <SignIn accountId={props.link?.accountId} />
   return (
     <>
       <Header session={session} path={place.path} />
@@ -83,4 +138,5 @@ function App() {
   )
 }
 
-render(<App />, document.getElementById('app')!)
+// Before the first render: the link's code leaves the address bar (and the history) at once.
+render(<App link={takeSignInLink()} />, document.getElementById('app')!)

@@ -7,6 +7,11 @@ export const SCOPES = {
   webhooksWrite: 'herald:webhooks:write',
   publish: 'herald:events:publish',
   settings: 'herald:settings:write',
+  clientsRead: 'herald:clients:read',
+  clientsWrite: 'herald:clients:write',
+  scopesWrite: 'herald:scopes:write',
+  keys: 'herald:keys:write',
+  sessions: 'herald:sessions:write',
 } as const
 
 export interface Session {
@@ -45,6 +50,12 @@ export function onSessionChange(listener: Listener): () => void {
 export function startSession(session: Session): void {
   current = session
   endedBecause = undefined
+  for (const listener of listeners) listener()
+}
+
+/** A message for the sign-in page without a session having ended, such as a spent sign-in link. */
+export function setSignInNotice(message: string): void {
+  endedBecause = message
   for (const listener of listeners) listener()
 }
 

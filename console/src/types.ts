@@ -35,6 +35,8 @@ export interface Endpoint {
   disabled_at: string | null
   rate_limit: number | null
   max_in_flight: number
+  /** Set when the endpoint carries that client's back-channel logout: its URL, secret and deletion go with the client. */
+  client_id: string | null
   created_at: string
 }
 
@@ -54,4 +56,21 @@ export interface HeraldEvent {
 
 export interface Settings {
   webhook_retry_schedule: number[]
+}
+
+export interface StatsBucket {
+  start: string
+  succeeded: number
+  failed: number
+  errored: number
+  mean_duration_ms: number | null
+  max_duration_ms: number | null
+}
+
+export interface EndpointStats {
+  endpoint_id: string
+  bucket: 'hour' | 'day'
+  since: string
+  until: string
+  data: StatsBucket[]
 }

@@ -93,6 +93,8 @@ withChromium('the console signs in, keeps bookmarks and follows its token in Chr
         await page.getByLabel('Status').selectOption('succeeded')
         await page.getByRole('button', { name: 'Apply filters' }).click()
         await page.waitForURL((url) => url.searchParams.get('status') === 'succeeded')
+        // The delivered row is in both lists: the new list is the one without the pending row.
+        await page.locator(`tr[data-delivery="${retrying.id}"]`).waitFor({ state: 'detached' })
         await page.locator(`tr[data-delivery="${delivered.id}"]`).waitFor()
         expect(await rows().count()).toBe(1)
       })
@@ -124,7 +126,8 @@ withChromium('the console signs in, keeps bookmarks and follows its token in Chr
       await signIn(page, account, account.clientId, account.clientSecret)
       await page.getByRole('heading', { name: 'Attempts' }).waitFor()
       await patchSettings(account, { access_token_ttl: 3600 })
-    })
+      // Two settings changes, each waited for (up to 10 s) beside two sign-ins: on a busy machine that runs past 30 s.
+    }, 60_000)
 
     it('hides every write action from a read-only token', async () => {
       const reader = await managementClient(account, 'herald:webhooks:read')

@@ -124,7 +124,11 @@ withChromium('the console shows deliveries and acts on endpoints in Chromium', (
       await page.getByRole('button', { name: 'Enable' }).click()
       await page.getByRole('button', { name: 'Disable' }).waitFor()
       await page.getByRole('link', { name: 'Its deliveries' }).click()
-      await refreshUntil(page, async () => (await page.locator('tr[data-delivery] .status').allTextContents()).every((status) => status !== 'held'), 'the held delivery go out')
+      // Three rows, none held: an empty list (still loading) has no held row either.
+      await refreshUntil(page, async () => {
+        const statuses = await page.locator('tr[data-delivery] .status').allTextContents()
+        return statuses.length === 3 && statuses.every((status) => status !== 'held')
+      }, 'the held delivery go out')
       expect(await page.locator('tr[data-delivery] .status').allTextContents()).toEqual(['succeeded', 'succeeded', 'succeeded'])
       await lookAt(page, dialect, 'deliveries')
       // The dark theme follows the system's preference.

@@ -9,10 +9,10 @@ const FILTERS = ['status', 'endpoint_id', 'event_type', 'event_id', 'since', 'un
 const PAGE_SIZE = 50
 
 /** A datetime-local value (the browser's zone) as RFC 3339 UTC, and back. */
-function toUtc(local: string): string {
+export function toUtc(local: string): string {
   return local ? new Date(local).toISOString() : ''
 }
-function toLocalInput(utc: string | null): string {
+export function toLocalInput(utc: string | null): string {
   if (!utc) return ''
   const date = new Date(utc)
   if (Number.isNaN(date.getTime())) return ''

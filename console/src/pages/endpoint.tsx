@@ -3,6 +3,8 @@ import { type Page, api, query } from '../api.js'
 import { Link } from '../router.js'
 import { SCOPES, can } from '../session.js'
 import type { Endpoint, HeraldEvent, Subscription } from '../types.js'
+import { DeleteEndpoint, EditEndpoint, Recover, Secret } from './endpoint-actions.js'
+import { EndpointActivity } from './endpoint-stats.js'
 import { Copy, Empty, ErrorNote, Status, Time, isNotFound, useLoad } from '../ui.js'
 
 export function EndpointPage(props: { id: string }) {
@@ -20,7 +22,9 @@ export function EndpointPage(props: { id: string }) {
       </section>
     )
   }
+  const [editing, setEditing] = useState(false)
   const data = endpoint.data
+  const writable = can(SCOPES.webhooksWrite)
   const types = subscriptions.data?.data.flatMap((subscription) => subscription.event_types) ?? []
   return (
     <section>
@@ -31,8 +35,39 @@ export function EndpointPage(props: { id: string }) {
         <h1>
           Endpoint <span class="mono">{props.id}</span> <Copy text={props.id} />
         </h1>
-        <Link to={`/${query({ endpoint_id: props.id })}`}>Its deliveries</Link>
+        <div class="actions">
+          <Link to={`/${query({ endpoint_id: props.id })}`}>Its deliveries</Link>
+          {data && writable && !data.client_id && !editing && (
+            <button type="button" class="secondary" onClick={() => setEditing(true)}>
+              Edit
+            </button>
+          )}
+        </div>
       </div>
+      {data?.client_id && (
+        <p class="notice" data-client-managed>
+          This endpoint carries the back-channel logout of client{' '}
+          {can(SCOPES.clientsRead) ? (
+            <Link to={`/clients/${data.client_id}`} class="mono">
+              {data.client_id}
+            </Link>
+          ) : (
+            <span class="mono">{data.client_id}</span>
+          )}{' '}
+          <Copy text={data.client_id} />: its URL and its
+          deletion follow the client's <code>backchannel_logout_uri</code>, and it has no secret (logout tokens are signed with the account's keys), so the console shows it
+          read-only. Disabling it holds the logout tokens.
+        </p>
+      )}
+      {data && editing && (
+        <EditEndpoint
+          endpoint={data}
+          onDone={(changed) => {
+            setEditing(false)
+            if (changed) endpoint.reload()
+          }}
+        />
+      )}
       {endpoint.error !== undefined && <ErrorNote error={endpoint.error} />}
       {data && (
         <dl class="facts">
@@ -46,6 +81,10 @@ export function EndpointPage(props: { id: string }) {
           <dd class="mono wrap">{data.url}</dd>
           <dt>Description</dt>
           <dd>{data.description || <span class="muted">—</span>}</dd>
+          <dt>Limits</dt>
+          <dd>
+            {data.rate_limit === null ? 'no rate limit' : `${data.rate_limit} per second`}, {data.max_in_flight} in flight at once
+          </dd>
           <dt>Subscribed to</dt>
           <dd>{!subscriptions.data ? <span class="muted">…</span> : types.length > 0 ? <span class="mono">{types.join(', ')}</span> : <span class="muted">no event types yet</span>}</dd>
           <dt>Created</dt>
@@ -55,8 +94,17 @@ export function EndpointPage(props: { id: string }) {
         </dl>
       )}
       {subscriptions.error !== undefined && <ErrorNote error={subscriptions.error} />}
+      {data && (
+        <>
+          <h2>Last 24 hours</h2>
+          <EndpointActivity endpointId={data.id} />
+        </>
+      )}
       {/* Once its subscriptions are known: the test event's type is one of them. */}
       {data && subscriptions.data && can(SCOPES.publish) && <TestEvent endpointId={data.id} types={types} />}
+      {data && writable && !data.client_id && <Secret endpointId={data.id} />}
+      {data && writable && <Recover endpointId={data.id} />}
+      {data && writable && !data.client_id && <DeleteEndpoint endpoint={data} />}
     </section>
   )
 }

@@ -4,6 +4,7 @@ import { Link, type Place, navigate } from '../router.js'
 import { SCOPES, can } from '../session.js'
 import type { Endpoint, Subscription } from '../types.js'
 import { Empty, ErrorNote, Status, Time, useLoad } from '../ui.js'
+import { successRate, totals, useEndpointStats } from './endpoint-stats.js'
 
 export function Endpoints(props: { place: Place }) {
   const cursor = props.place.query.get('cursor')
@@ -37,6 +38,7 @@ export function Endpoints(props: { place: Place }) {
               <th scope="col">Endpoint</th>
               <th scope="col">URL</th>
               <th scope="col">Description</th>
+              <th scope="col" class="number">Success, 24 h</th>
               <th scope="col">Created</th>
             </tr>
           </thead>
@@ -54,6 +56,9 @@ export function Endpoints(props: { place: Place }) {
                 </td>
                 <td class="mono wrap">{endpoint.url}</td>
                 <td>{endpoint.description || <span class="muted">—</span>}</td>
+                <td class="number">
+                  <SuccessRate endpointId={endpoint.id} />
+                </td>
                 <td>
                   <Time value={endpoint.created_at} />
                 </td>
@@ -68,6 +73,17 @@ export function Endpoints(props: { place: Place }) {
       </nav>
     </section>
   )
+}
+
+/** The share of the endpoint's attempts of the last 24 hours answered 2xx, with the counts on hover. */
+function SuccessRate(props: { endpointId: string }) {
+  const stats = useEndpointStats(props.endpointId)
+  if (stats.error !== undefined) return <span class="muted">?</span>
+  if (!stats.data) return <span class="muted">…</span>
+  const counts = totals(stats.data.data)
+  const rate = successRate(counts)
+  if (rate === undefined) return <span class="muted" title="No attempts in the last 24 hours">no attempts</span>
+  return <span title={`${counts.succeeded} of ${counts.attempts} attempts answered 2xx`}>{rate}</span>
 }
 
 /** Event types typed as a list separated by commas, spaces or lines. */

@@ -2,9 +2,11 @@ import { useState } from 'preact/hooks'
 import { signIn, signOutReason } from '../session.js'
 
 /** Sign-in with a management client: the token stays in this page's memory, the secret is used once. */
-export function SignIn() {
+export function SignIn(props: { accountId?: string }) {
   const [error, setError] = useState<string | undefined>()
   const [busy, setBusy] = useState(false)
+  // A spent sign-in link names its account: the form starts with it.
+  const [account, setAccount] = useState(props.accountId ?? '')
   const reason = signOutReason()
   const submit = async (event: Event) => {
     event.preventDefault()
@@ -36,7 +38,7 @@ export function SignIn() {
       )}
       <form onSubmit={submit}>
         <label for="account">Account id</label>
-        <input id="account" name="account" required autoComplete="off" spellcheck={false} placeholder="acct_…" />
+        <input id="account" name="account" required value={account} onInput={(event) => setAccount(event.currentTarget.value)} autoComplete="off" spellcheck={false} placeholder="acct_…" />
         <label for="client_id">Client id</label>
         <input id="client_id" name="client_id" required autoComplete="username" spellcheck={false} />
         <label for="client_secret">Client secret</label>

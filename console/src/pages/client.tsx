@@ -1,0 +1,100 @@
+import { useState } from 'preact/hooks'
+import { api } from '../api.js'
+import { Link } from '../router.js'
+import { SCOPES, can } from '../session.js'
+import { Copy, Empty, ErrorNote, isNotFound, useLoad } from '../ui.js'
+import type { Client } from './clients.js'
+
+// One client: its metadata, and (with herald:clients:write) an edit of the fields a person changes most.
+
+type Fields = Record<'client_name' | 'redirect_uris' | 'scope' | 'backchannel_logout_uri', string>
+
+function fieldsOf(client: Client): Fields {
+  return {
+    client_name: client.client_name ?? '',
+    redirect_uris: (client.redirect_uris ?? []).join('\n'),
+    scope: client.scope ?? '',
+    backchannel_logout_uri: client.backchannel_logout_uri ?? '',
+  }
+}
+
+export function ClientPage(props: { id: string }) {
+  const path = `/oauth/clients/${encodeURIComponent(props.id)}`
+  const client = useLoad(path, () => api<Client>('GET', path))
+  if (isNotFound(client.error)) {
+    return (
+      <section>
+        <h1>Client not found</h1>
+        <Empty title={`There is no client ${props.id} in this account.`}>
+          <Link to="/clients">Back to the clients</Link>
+        </Empty>
+      </section>
+    )
+  }
+  return (
+    <section>
+      <p class="crumbs">
+        <Link to="/clients">Clients</Link> /
+      </p>
+      <h1>
+        Client <span class="mono">{props.id}</span> <Copy text={props.id} />
+      </h1>
+      {client.error !== undefined && <ErrorNote error={client.error} />}
+      {client.data && (can(SCOPES.clientsWrite) ? <EditClient client={client.data} path={path} /> : <pre>{JSON.stringify(client.data, null, 2)}</pre>)}
+    </section>
+  )
+}
+
+/** The form keeps what was saved: the API answers the client as changed, and the form already shows it. */
+function EditClient(props: { client: Client; path: string }) {
+  const [values, setValues] = useState(() => fieldsOf(props.client))
+  const [error, setError] = useState<unknown>()
+  const [saved, setSaved] = useState(false)
+  const field = (name: keyof Fields) => ({
+    name,
+    value: values[name],
+    onInput: (event: Event) => setValues({ ...values, [name]: (event.currentTarget as HTMLInputElement).value }),
+  })
+  const submit = async (event: Event) => {
+    event.preventDefault()
+    setError(undefined)
+    setSaved(false)
+    const redirects = values.redirect_uris.split(/\s+/).filter(Boolean)
+    try {
+      await api<Client>('PATCH', props.path, {
+        client_name: values.client_name.trim(),
+        ...(redirects.length > 0 ? { redirect_uris: redirects } : {}),
+        scope: values.scope.trim(),
+        // Empty: the client no longer takes back-channel logout, and its logout endpoint goes with it.
+        backchannel_logout_uri: values.backchannel_logout_uri.trim() || null,
+      })
+      setSaved(true)
+    } catch (saveError) {
+      setError(saveError)
+    }
+  }
+  return (
+    <form class="card" onSubmit={submit} aria-label="Edit the client">
+      <p class="muted small">
+        Grants: <span class="mono">{(props.client.grant_types ?? []).join(', ')}</span> · authentication: <span class="mono">{props.client.token_endpoint_auth_method}</span>
+      </p>
+      <label for="edit-client-name">Name</label>
+      <input id="edit-client-name" maxLength={200} {...field('client_name')} />
+      <label for="edit-client-redirects">Redirect URIs (one per line)</label>
+      <textarea id="edit-client-redirects" rows={3} spellcheck={false} {...field('redirect_uris')} />
+      <label for="edit-client-scope">Scope (space-separated)</label>
+      <input id="edit-client-scope" spellcheck={false} {...field('scope')} />
+      <label for="edit-client-logout">Back-channel logout URI (empty for none)</label>
+      <input id="edit-client-logout" type="url" spellcheck={false} {...field('backchannel_logout_uri')} />
+      {error !== undefined && <ErrorNote error={error} />}
+      {saved && (
+        <p class="ok" role="status">
+          Saved.
+        </p>
+      )}
+      <div class="actions">
+        <button type="submit">Save</button>
+      </div>
+    </form>
+  )
+}
