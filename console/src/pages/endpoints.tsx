@@ -103,7 +103,8 @@ function CreateEndpoint(props: { onCancel(): void }) {
     setBusy(true)
     setError(undefined)
     try {
-      const endpoint = await api<Endpoint>('POST', '/webhooks/endpoints', { url: text('url'), description: text('description') })
+      const limits = { ...(text('rate_limit') && { rate_limit: Number(text('rate_limit')) }), ...(text('max_in_flight') && { max_in_flight: Number(text('max_in_flight')) }) }
+      const endpoint = await api<Endpoint>('POST', '/webhooks/endpoints', { url: text('url'), description: text('description'), ...limits })
       try {
         if (eventTypes.length > 0) await api<Subscription>('POST', '/webhooks/subscriptions', { endpoint_id: endpoint.id, event_types: eventTypes })
       } catch (subscriptionError) {
@@ -124,6 +125,10 @@ function CreateEndpoint(props: { onCancel(): void }) {
       <input id="endpoint-url" name="url" type="url" required placeholder="https://example.com/webhooks" spellcheck={false} />
       <label for="endpoint-description">Description</label>
       <input id="endpoint-description" name="description" maxLength={1024} />
+      <label for="endpoint-rate">Rate limit (deliveries per second; empty for none)</label>
+      <input id="endpoint-rate" name="rate_limit" type="number" min={1} max={10_000} />
+      <label for="endpoint-in-flight">Attempts in flight at once</label>
+      <input id="endpoint-in-flight" name="max_in_flight" type="number" min={1} max={1000} placeholder="20" />
       <label for="endpoint-types">Event types</label>
       <textarea id="endpoint-types" name="event_types" rows={2} placeholder="invoice.paid, invoice.*, or * for every event" spellcheck={false} />
       <p class="muted small">Exact types, prefix patterns such as invoice.*, or * for everything; separated by commas or spaces. Leave empty to subscribe later.</p>
