@@ -6,6 +6,7 @@ import { migrateToLatest } from '../../src/platform/storage/migrate.js'
 import { TestClock } from '../support/clock.js'
 import { createTestDatabase, type TestDatabase } from '../support/dialects.js'
 import { forEachDialect } from '../support/herald.js'
+import { eventually } from '../support/receiver.js'
 
 /** What a feed told: each change read, and `*` for every time it said to forget everything. */
 class Recorder {
@@ -111,7 +112,11 @@ forEachDialect((dialect) => {
         await append('new')
         await feed.poll()
         expect(recorder.told).toEqual(['*'])
-        expect(await feed.prune(100)).toBe(1)
+        // On PostgreSQL a change is prunable once every transaction open anywhere in the cluster is younger than it:
+        // another test's transaction on the shared server may hold that back for a moment.
+        let pruned = 0
+        await eventually(async () => (pruned += await feed.prune(100)) > 0, 10_000, 'the old change to be prunable')
+        expect(pruned).toBe(1)
         const left = await database.db.selectFrom('cache_changes').select('key').execute()
         expect(left.map((row) => row.key)).toEqual(['new'])
       } finally {
