@@ -115,7 +115,13 @@ withChromium('the console signs in, keeps bookmarks and follows its token in Chr
 
     it('returns to sign-in, saying why, when the token expires mid-session, and comes back to the same page', async () => {
       await patchSettings(account, { access_token_ttl: 60 })
+      // The page reads the delivery, then its event and the settings: the clock moves once all three were answered,
+      // so the expiry meets the Refresh below rather than one of those reads.
+      const reads = ['/webhooks/deliveries/', '/webhooks/events/', '/settings'].map((path) =>
+        page.waitForResponse((response) => new URL(response.url()).pathname.includes(path)),
+      )
       await openSignedIn(page, h.current, account, `deliveries/${retrying.id}`)
+      await Promise.all(reads)
       await page.getByRole('heading', { name: 'Attempts' }).waitFor()
       h.current.clock.advanceSeconds(61)
       await page.getByRole('button', { name: 'Refresh' }).click()
