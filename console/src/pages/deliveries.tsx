@@ -2,7 +2,9 @@ import { useState } from 'preact/hooks'
 import { type Page, api, query } from '../api.js'
 import { Link, type Place, navigate } from '../router.js'
 import { DELIVERY_STATUSES, type Delivery } from '../types.js'
-import { Empty, ErrorNote, Status, Time, useLoad } from '../ui.js'
+import { LoadState, Pager } from '../list.js'
+import { Empty, useLoad } from '../ui.js'
+import { DeliveryTable } from './delivery-table.js'
 
 /** The API's filters of `GET /webhooks/deliveries`, kept as the page's own query parameters. */
 const FILTERS = ['status', 'endpoint_id', 'event_type', 'event_id', 'since', 'until'] as const
@@ -19,11 +21,6 @@ export function toLocalInput(utc: string | null): string {
   return new Date(date.getTime() - date.getTimezoneOffset() * 60_000).toISOString().slice(0, 16)
 }
 
-function outcome(delivery: Delivery): string {
-  if (delivery.last_response_status !== null) return `HTTP ${delivery.last_response_status}`
-  return delivery.last_error ?? '—'
-}
-
 export function Deliveries(props: { place: Place }) {
   const params = props.place.query
   const filters = Object.fromEntries(FILTERS.map((name) => [name, params.get(name) ?? ''])) as Filters
@@ -33,8 +30,6 @@ export function Deliveries(props: { place: Place }) {
   const path = `/webhooks/deliveries${query({ ...filters, cursor, limit: limit ?? PAGE_SIZE })}`
   const page = useLoad(path, () => api<Page<Delivery>>('GET', path))
   const filtered = FILTERS.some((name) => filters[name])
-
-  const older = page.data?.next_cursor ? `/${query({ ...filters, limit, cursor: page.data.next_cursor })}` : undefined
 
   return (
     <section>
@@ -46,68 +41,27 @@ export function Deliveries(props: { place: Place }) {
       </div>
       {/* key: a new URL (back, a bookmark) starts the form again from its filters. */}
       <FilterForm key={params.toString()} filters={filters} filtered={filtered} />
-      {page.error !== undefined && <ErrorNote error={page.error} />}
-      {page.loading && !page.data && <p class="muted">Loading…</p>}
-      {page.data?.data.length === 0 &&
-        (filtered || cursor ? (
-          <Empty title="No deliveries match these filters.">
-            <Link to="/">Show every delivery</Link>
-          </Empty>
-        ) : (
-          <Empty title="No deliveries yet.">
-            <p>
-              A delivery is made for each endpoint subscribed to an event when the event is published. <Link to="/endpoints">Add an endpoint</Link>, then send it a test event.
-            </p>
-          </Empty>
-        ))}
-      {page.data && page.data.data.length > 0 && (
-        <table class="list">
-          <thead>
-            <tr>
-              <th scope="col">Status</th>
-              <th scope="col">Delivery</th>
-              <th scope="col">Event type</th>
-              <th scope="col">Endpoint</th>
-              <th scope="col">Attempts</th>
-              <th scope="col">Last outcome</th>
-              <th scope="col">Created</th>
-              <th scope="col">Next attempt</th>
-            </tr>
-          </thead>
-          <tbody>
-            {page.data.data.map((delivery) => (
-              <tr data-delivery={delivery.id}>
-                <td>
-                  <Status value={delivery.status} />
-                </td>
-                <td>
-                  <Link to={`/deliveries/${delivery.id}`} class="mono">
-                    {delivery.id}
-                  </Link>
-                </td>
-                <td class="mono">{delivery.event_type}</td>
-                <td>
-                  <Link to={`/endpoints/${delivery.endpoint_id}`} class="mono">
-                    {delivery.endpoint_id}
-                  </Link>
-                </td>
-                <td class="number">{delivery.attempt_count}</td>
-                <td>{outcome(delivery)}</td>
-                <td>
-                  <Time value={delivery.created_at} />
-                </td>
-                <td>
-                  <Time value={delivery.status === 'pending' ? delivery.next_attempt_at : null} />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+      <LoadState of={page} />
+      {page.data && (
+        <DeliveryTable
+          deliveries={page.data.data}
+          columns={['status', 'delivery', 'eventType', 'endpoint', 'attempts', 'outcome', 'created', 'nextAttempt']}
+          empty={
+            filtered || cursor ? (
+              <Empty title="No deliveries match these filters.">
+                <Link to="/">Show every delivery</Link>
+              </Empty>
+            ) : (
+              <Empty title="No deliveries yet.">
+                <p>
+                  A delivery is made for each endpoint subscribed to an event when the event is published. <Link to="/endpoints">Add an endpoint</Link>, then send it a test event.
+                </p>
+              </Empty>
+            )
+          }
+        />
       )}
-      <nav class="pager" aria-label="Pages">
-        {cursor && <Link to={`/${query({ ...filters, limit })}`}>Newest</Link>}
-        {older && <Link to={older}>Older deliveries</Link>}
-      </nav>
+      <Pager path="/" params={{ ...filters, limit }} cursor={cursor} next={page.data?.next_cursor} first="Newest" later="Older deliveries" />
     </section>
   )
 }

@@ -1,7 +1,9 @@
 import { type Page, api, query } from '../api.js'
 import { Link } from '../router.js'
 import type { Delivery, HeraldEvent } from '../types.js'
-import { Copy, Empty, ErrorNote, Status, Time, isNotFound, useLoad } from '../ui.js'
+import { LoadState } from '../list.js'
+import { Copy, Empty, ErrorNote, Time, isNotFound, useLoad } from '../ui.js'
+import { DeliveryTable } from './delivery-table.js'
 
 // One event (its payload, and the deliveries it made, one per subscribed endpoint), and the catalog of event types.
 
@@ -42,38 +44,12 @@ export function EventPage(props: { id: string }) {
       )}
       <h2>Deliveries</h2>
       {deliveries.error !== undefined && <ErrorNote error={deliveries.error} />}
-      {deliveries.data?.data.length === 0 && <Empty title="No endpoint was subscribed to this type when the event was published, so it made no delivery." />}
-      {deliveries.data && deliveries.data.data.length > 0 && (
-        <table class="list">
-          <thead>
-            <tr>
-              <th scope="col">Status</th>
-              <th scope="col">Endpoint</th>
-              <th scope="col">Delivery</th>
-              <th scope="col" class="number">Attempts</th>
-            </tr>
-          </thead>
-          <tbody>
-            {deliveries.data.data.map((delivery) => (
-              <tr data-delivery={delivery.id}>
-                <td>
-                  <Status value={delivery.status} />
-                </td>
-                <td>
-                  <Link to={`/endpoints/${delivery.endpoint_id}`} class="mono">
-                    {delivery.endpoint_id}
-                  </Link>
-                </td>
-                <td>
-                  <Link to={`/deliveries/${delivery.id}`} class="mono">
-                    {delivery.id}
-                  </Link>
-                </td>
-                <td class="number">{delivery.attempt_count}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+      {deliveries.data && (
+        <DeliveryTable
+          deliveries={deliveries.data.data}
+          columns={['status', 'endpoint', 'delivery', 'attempts']}
+          empty={<Empty title="No endpoint was subscribed to this type when the event was published, so it made no delivery." />}
+        />
       )}
       {deliveries.data?.next_cursor && (
         <p>
@@ -106,8 +82,7 @@ export function EventTypes() {
       </p>
       <h1>Event types</h1>
       <p class="muted">Herald's own types, and the custom types your account has published. Subscribe an endpoint to a type, a prefix such as invoice.*, or *.</p>
-      {types.error !== undefined && <ErrorNote error={types.error} />}
-      {types.loading && !types.data && <p class="muted">Loading…</p>}
+      <LoadState of={types} />
       {types.data?.data.map((type) => (
         <article class="card wide" data-event-type={type.name}>
           <h2 class="mono">
