@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks'
 import { type Page, api, query } from '../api.js'
 import { Link, type Place } from '../router.js'
 import { SCOPES, can } from '../session.js'
+import { LoadState, Pager, Table } from '../list.js'
 import { Copy, Empty, ErrorNote, useLoad } from '../ui.js'
 
 // The account's OAuth clients: the list, registration with the main RFC 7591 fields, and per client a secret
@@ -78,61 +79,48 @@ export function Clients(props: { place: Place }) {
       )}
       {shown && <SecretOnce client={shown.client} what={shown.what} />}
       {error !== undefined && <ErrorNote error={error} />}
-      {page.error !== undefined && <ErrorNote error={page.error} />}
-      {page.loading && !page.data && <p class="muted">Loading…</p>}
-      {page.data?.data.length === 0 && <Empty title="No clients." />}
-      {page.data && page.data.data.length > 0 && (
-        <table class="list">
-          <thead>
-            <tr>
-              <th scope="col">Client</th>
-              <th scope="col">Name</th>
-              <th scope="col">Grants</th>
-              <th scope="col">Scope</th>
-              {writable && <th scope="col">Actions</th>}
-            </tr>
-          </thead>
-          <tbody>
-            {page.data.data.map((client) => (
-              <tr data-client={client.client_id}>
+      <LoadState of={page} />
+      {page.data && (
+        <Table
+          headings={['Client', 'Name', 'Grants', 'Scope', writable && 'Actions']}
+          rows={page.data.data}
+          empty={<Empty title="No clients." />}
+          row={(client) => (
+            <tr data-client={client.client_id}>
+              <td>
+                <Link to={`/clients/${client.client_id}`} class="mono">
+                  {client.client_id}
+                </Link>{' '}
+                <Copy text={client.client_id} />
+              </td>
+              <td>{client.client_name || <span class="muted">—</span>}</td>
+              <td class="mono small">{(client.grant_types ?? []).join(', ')}</td>
+              <td class="mono small wrap">{client.scope || <span class="muted">—</span>}</td>
+              {writable && (
                 <td>
-                  <Link to={`/clients/${client.client_id}`} class="mono">
-                    {client.client_id}
-                  </Link>{' '}
-                  <Copy text={client.client_id} />
+                  <div class="actions">
+                    {client.token_endpoint_auth_method !== 'none' && client.token_endpoint_auth_method !== 'private_key_jwt' && (
+                      <button type="button" class="secondary" onClick={() => void rotate(client.client_id)} aria-label={`Rotate secret of ${client.client_id}`}>
+                        Rotate secret
+                      </button>
+                    )}
+                    {deleting === client.client_id ? (
+                      <button type="button" class="destructive" onClick={() => void remove(client.client_id)}>
+                        Delete for good
+                      </button>
+                    ) : (
+                      <button type="button" class="secondary" onClick={() => setDeleting(client.client_id)} aria-label={`Delete ${client.client_id}`}>
+                        Delete
+                      </button>
+                    )}
+                  </div>
                 </td>
-                <td>{client.client_name || <span class="muted">—</span>}</td>
-                <td class="mono small">{(client.grant_types ?? []).join(', ')}</td>
-                <td class="mono small wrap">{client.scope || <span class="muted">—</span>}</td>
-                {writable && (
-                  <td>
-                    <div class="actions">
-                      {client.token_endpoint_auth_method !== 'none' && client.token_endpoint_auth_method !== 'private_key_jwt' && (
-                        <button type="button" class="secondary" onClick={() => void rotate(client.client_id)} aria-label={`Rotate secret of ${client.client_id}`}>
-                          Rotate secret
-                        </button>
-                      )}
-                      {deleting === client.client_id ? (
-                        <button type="button" class="destructive" onClick={() => void remove(client.client_id)}>
-                          Delete for good
-                        </button>
-                      ) : (
-                        <button type="button" class="secondary" onClick={() => setDeleting(client.client_id)} aria-label={`Delete ${client.client_id}`}>
-                          Delete
-                        </button>
-                      )}
-                    </div>
-                  </td>
-                )}
-              </tr>
-            ))}
-          </tbody>
-        </table>
+              )}
+            </tr>
+          )}
+        />
       )}
-      <nav class="pager" aria-label="Pages">
-        {cursor && <Link to="/clients">First page</Link>}
-        {page.data?.next_cursor && <Link to={`/clients${query({ cursor: page.data.next_cursor })}`}>Next page</Link>}
-      </nav>
+      <Pager path="/clients" cursor={cursor} next={page.data?.next_cursor} />
     </section>
   )
 }

@@ -3,6 +3,7 @@ import { ApiError, api } from '../api.js'
 import { Link } from '../router.js'
 import { SCOPES, can } from '../session.js'
 import type { Attempt, Delivery, HeraldEvent, Settings } from '../types.js'
+import { LoadState } from '../list.js'
 import { Copy, Empty, ErrorNote, Status, Time, isNotFound, useLoad } from '../ui.js'
 
 type DeliveryWithAttempts = Delivery & { attempts: Attempt[] }
@@ -42,8 +43,7 @@ export function DeliveryPage(props: { id: string }) {
           Refresh
         </button>
       </div>
-      {delivery.error !== undefined && <ErrorNote error={delivery.error} />}
-      {!data && delivery.loading && <p class="muted">Loading…</p>}
+      <LoadState of={delivery} />
       {data && (
         <>
           <Summary delivery={data} onRetried={delivery.reload} />

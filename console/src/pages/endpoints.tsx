@@ -3,6 +3,7 @@ import { type Page, api, query } from '../api.js'
 import { Link, type Place, navigate } from '../router.js'
 import { SCOPES, can } from '../session.js'
 import type { Endpoint, Subscription } from '../types.js'
+import { LoadState, Pager, Table } from '../list.js'
 import { Empty, ErrorNote, Status, Time, useLoad } from '../ui.js'
 import { successRate, totals, useEndpointStats } from './endpoint-stats.js'
 
@@ -23,54 +24,40 @@ export function Endpoints(props: { place: Place }) {
         )}
       </div>
       {creating && <CreateEndpoint onCancel={() => setCreating(false)} />}
-      {page.error !== undefined && <ErrorNote error={page.error} />}
-      {page.loading && !page.data && <p class="muted">Loading…</p>}
-      {page.data?.data.length === 0 && (
-        <Empty title="No endpoints yet.">
-          <p>{writable ? 'Add an endpoint: the URL Herald sends your events to, and the event types it wants.' : 'This token may only read; a client with herald:webhooks:write can add endpoints.'}</p>
-        </Empty>
-      )}
-      {page.data && page.data.data.length > 0 && (
-        <table class="list">
-          <thead>
-            <tr>
-              <th scope="col">Status</th>
-              <th scope="col">Endpoint</th>
-              <th scope="col">URL</th>
-              <th scope="col">Description</th>
-              <th scope="col" class="number">Success, 24 h</th>
-              <th scope="col">Created</th>
+      <LoadState of={page} />
+      {page.data && (
+        <Table
+          headings={['Status', 'Endpoint', 'URL', 'Description', { number: 'Success, 24 h' }, 'Created']}
+          rows={page.data.data}
+          empty={
+            <Empty title="No endpoints yet.">
+              <p>{writable ? 'Add an endpoint: the URL Herald sends your events to, and the event types it wants.' : 'This token may only read; a client with herald:webhooks:write can add endpoints.'}</p>
+            </Empty>
+          }
+          row={(endpoint) => (
+            <tr data-endpoint={endpoint.id}>
+              <td>
+                <Status value={endpoint.status} />
+                {endpoint.disabled_reason && <span class="muted small"> ({endpoint.disabled_reason})</span>}
+              </td>
+              <td>
+                <Link to={`/endpoints/${endpoint.id}`} class="mono">
+                  {endpoint.id}
+                </Link>
+              </td>
+              <td class="mono wrap">{endpoint.url}</td>
+              <td>{endpoint.description || <span class="muted">—</span>}</td>
+              <td class="number">
+                <SuccessRate endpointId={endpoint.id} />
+              </td>
+              <td>
+                <Time value={endpoint.created_at} />
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {page.data.data.map((endpoint) => (
-              <tr data-endpoint={endpoint.id}>
-                <td>
-                  <Status value={endpoint.status} />
-                  {endpoint.disabled_reason && <span class="muted small"> ({endpoint.disabled_reason})</span>}
-                </td>
-                <td>
-                  <Link to={`/endpoints/${endpoint.id}`} class="mono">
-                    {endpoint.id}
-                  </Link>
-                </td>
-                <td class="mono wrap">{endpoint.url}</td>
-                <td>{endpoint.description || <span class="muted">—</span>}</td>
-                <td class="number">
-                  <SuccessRate endpointId={endpoint.id} />
-                </td>
-                <td>
-                  <Time value={endpoint.created_at} />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          )}
+        />
       )}
-      <nav class="pager" aria-label="Pages">
-        {cursor && <Link to="/endpoints">First page</Link>}
-        {page.data?.next_cursor && <Link to={`/endpoints${query({ cursor: page.data.next_cursor })}`}>Next page</Link>}
-      </nav>
+      <Pager path="/endpoints" cursor={cursor} next={page.data?.next_cursor} />
     </section>
   )
 }

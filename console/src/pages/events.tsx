@@ -3,7 +3,8 @@ import { ApiError, type Page, api, query } from '../api.js'
 import { Link, type Place, navigate } from '../router.js'
 import { SCOPES, can } from '../session.js'
 import type { HeraldEvent } from '../types.js'
-import { Empty, ErrorNote, Time, useLoad } from '../ui.js'
+import { LoadState, Pager, Table } from '../list.js'
+import { Empty, Time, useLoad } from '../ui.js'
 
 // The account's events, newest first, with the type filter and the cursor in the URL; and a form to publish one.
 
@@ -28,47 +29,36 @@ export function Events(props: { place: Place }) {
       </div>
       {publishing && <Publish type={type} onCancel={() => setPublishing(false)} />}
       <TypeFilter key={type} type={type} />
-      {page.error !== undefined && <ErrorNote error={page.error} />}
-      {page.loading && !page.data && <p class="muted">Loading…</p>}
-      {page.data?.data.length === 0 && (
-        <Empty title={type ? `No events of type ${type}.` : 'No events yet.'}>
-          <p>{type ? <Link to="/events">Show every event</Link> : 'Events appear here as your application publishes them (POST /webhooks/events), or as Herald does (oauth.*).'}</p>
-        </Empty>
-      )}
-      {page.data && page.data.data.length > 0 && (
-        <table class="list">
-          <thead>
-            <tr>
-              <th scope="col">Event</th>
-              <th scope="col">Type</th>
-              <th scope="col">Created</th>
+      <LoadState of={page} />
+      {page.data && (
+        <Table
+          headings={['Event', 'Type', 'Created']}
+          rows={page.data.data}
+          empty={
+            <Empty title={type ? `No events of type ${type}.` : 'No events yet.'}>
+              <p>{type ? <Link to="/events">Show every event</Link> : 'Events appear here as your application publishes them (POST /webhooks/events), or as Herald does (oauth.*).'}</p>
+            </Empty>
+          }
+          row={(event) => (
+            <tr data-event={event.id}>
+              <td>
+                <Link to={`/events/${event.id}`} class="mono">
+                  {event.id}
+                </Link>
+              </td>
+              <td>
+                <Link to={`/events${query({ type: event.type })}`} class="mono">
+                  {event.type}
+                </Link>
+              </td>
+              <td>
+                <Time value={event.created_at} />
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {page.data.data.map((event) => (
-              <tr data-event={event.id}>
-                <td>
-                  <Link to={`/events/${event.id}`} class="mono">
-                    {event.id}
-                  </Link>
-                </td>
-                <td>
-                  <Link to={`/events${query({ type: event.type })}`} class="mono">
-                    {event.type}
-                  </Link>
-                </td>
-                <td>
-                  <Time value={event.created_at} />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          )}
+        />
       )}
-      <nav class="pager" aria-label="Pages">
-        {cursor && <Link to={`/events${query({ type })}`}>Newest</Link>}
-        {page.data?.next_cursor && <Link to={`/events${query({ type, cursor: page.data.next_cursor })}`}>Older events</Link>}
-      </nav>
+      <Pager path="/events" params={{ type }} cursor={cursor} next={page.data?.next_cursor} first="Newest" later="Older events" />
     </section>
   )
 }

@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks'
 import { ApiError, type Page, api, query } from '../api.js'
-import { Link, type Place } from '../router.js'
+import type { Place } from '../router.js'
 import { SCOPES, can } from '../session.js'
+import { LoadState, Pager, Table } from '../list.js'
 import { Empty, ErrorNote, useLoad } from '../ui.js'
 
 // The account's OAuth scopes: OpenID Connect's own (in every account, never deleted) and the custom ones clients may
@@ -38,43 +39,31 @@ export function Scopes(props: { place: Place }) {
           {said.text}
         </p>
       )}
-      {page.error !== undefined && <ErrorNote error={page.error} />}
-      {page.loading && !page.data && <p class="muted">Loading…</p>}
-      {page.data?.data.length === 0 && <Empty title="No scopes." />}
-      {page.data && page.data.data.length > 0 && (
-        <table class="list">
-          <thead>
-            <tr>
-              <th scope="col">Scope</th>
-              <th scope="col">Kind</th>
-              <th scope="col">Description</th>
-              {writable && <th scope="col">Actions</th>}
+      <LoadState of={page} />
+      {page.data && (
+        <Table
+          headings={['Scope', 'Kind', 'Description', writable && 'Actions']}
+          rows={page.data.data}
+          empty={<Empty title="No scopes." />}
+          row={(scope) => (
+            <tr data-scope={scope.name}>
+              <td class="mono">{scope.name}</td>
+              <td>{scope.kind === 'oidc' ? 'OpenID Connect' : 'custom'}</td>
+              <td>{scope.description || <span class="muted">—</span>}</td>
+              {writable && (
+                <td>
+                  {scope.kind === 'custom' && (
+                    <button type="button" class="secondary" onClick={() => void remove(scope.name)} aria-label={`Delete ${scope.name}`}>
+                      Delete
+                    </button>
+                  )}
+                </td>
+              )}
             </tr>
-          </thead>
-          <tbody>
-            {page.data.data.map((scope) => (
-              <tr data-scope={scope.name}>
-                <td class="mono">{scope.name}</td>
-                <td>{scope.kind === 'oidc' ? 'OpenID Connect' : 'custom'}</td>
-                <td>{scope.description || <span class="muted">—</span>}</td>
-                {writable && (
-                  <td>
-                    {scope.kind === 'custom' && (
-                      <button type="button" class="secondary" onClick={() => void remove(scope.name)} aria-label={`Delete ${scope.name}`}>
-                        Delete
-                      </button>
-                    )}
-                  </td>
-                )}
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          )}
+        />
       )}
-      <nav class="pager" aria-label="Pages">
-        {cursor && <Link to="/scopes">First page</Link>}
-        {page.data?.next_cursor && <Link to={`/scopes${query({ cursor: page.data.next_cursor })}`}>Next page</Link>}
-      </nav>
+      <Pager path="/scopes" cursor={cursor} next={page.data?.next_cursor} />
     </section>
   )
 }

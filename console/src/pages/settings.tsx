@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks'
 import { api } from '../api.js'
 import { SCOPES, can } from '../session.js'
+import { Table } from '../list.js'
 import { ErrorNote, Status, Time, useLoad } from '../ui.js'
 import { duration } from './delivery.js'
 
@@ -112,38 +113,28 @@ function Keys() {
       {error !== undefined && <ErrorNote error={error} />}
       {keys.error !== undefined && <ErrorNote error={keys.error} />}
       {keys.data && (
-        <table class="list">
-          <thead>
-            <tr>
-              <th scope="col">Key</th>
-              <th scope="col">Algorithm</th>
-              <th scope="col">Status</th>
-              <th scope="col">Signs from</th>
-              <th scope="col">Retires</th>
-              <th scope="col">Published until</th>
+        <Table
+          headings={['Key', 'Algorithm', 'Status', 'Signs from', 'Retires', 'Published until']}
+          rows={keys.data.data}
+          row={(key) => (
+            <tr data-key={key.kid}>
+              <td class="mono">{key.kid}</td>
+              <td>{key.alg}</td>
+              <td>
+                <Status value={key.status} />
+              </td>
+              <td>
+                <Time value={key.signs_from} />
+              </td>
+              <td>
+                <Time value={key.retires_at} />
+              </td>
+              <td>
+                <Time value={key.published_until} />
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {keys.data.data.map((key) => (
-              <tr data-key={key.kid}>
-                <td class="mono">{key.kid}</td>
-                <td>{key.alg}</td>
-                <td>
-                  <Status value={key.status} />
-                </td>
-                <td>
-                  <Time value={key.signs_from} />
-                </td>
-                <td>
-                  <Time value={key.retires_at} />
-                </td>
-                <td>
-                  <Time value={key.published_until} />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          )}
+        />
       )}
     </>
   )

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks'
 import { type Page, api, query } from '../api.js'
 import { type Place, navigate } from '../router.js'
+import { Table } from '../list.js'
 import { Empty, ErrorNote, Time, useLoad } from '../ui.js'
 
 // A user's browser sessions and remembered consents, looked up by subject (`?subject=` in the URL); ending a session
@@ -81,73 +82,55 @@ function Subject(props: { subject: string }) {
       {error !== undefined && <ErrorNote error={error} />}
       <h2>Sessions</h2>
       {sessions.error !== undefined && <ErrorNote error={sessions.error} />}
-      {sessions.data?.data.length === 0 && <Empty title={`${props.subject} has no live session.`} />}
-      {sessions.data && sessions.data.data.length > 0 && (
-        <table class="list">
-          <thead>
-            <tr>
-              <th scope="col">Session</th>
-              <th scope="col">Signed in</th>
-              <th scope="col">Methods</th>
-              <th scope="col">Expires</th>
-              <th scope="col">Actions</th>
+      {sessions.data && (
+        <Table
+          headings={['Session', 'Signed in', 'Methods', 'Expires', 'Actions']}
+          rows={sessions.data.data}
+          empty={<Empty title={`${props.subject} has no live session.`} />}
+          row={(session) => (
+            <tr data-session={session.id}>
+              <td class="mono">{session.id}</td>
+              <td>
+                <Time value={session.auth_time} />
+              </td>
+              <td>{session.amr.join(', ') || <span class="muted">—</span>}</td>
+              <td>
+                <Time value={session.expires_at} />
+              </td>
+              <td>
+                <button type="button" class="secondary" onClick={() => void endSession(session.id)} aria-label={`End session ${session.id}`}>
+                  End session
+                </button>
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {sessions.data.data.map((session) => (
-              <tr data-session={session.id}>
-                <td class="mono">{session.id}</td>
-                <td>
-                  <Time value={session.auth_time} />
-                </td>
-                <td>{session.amr.join(', ') || <span class="muted">—</span>}</td>
-                <td>
-                  <Time value={session.expires_at} />
-                </td>
-                <td>
-                  <button type="button" class="secondary" onClick={() => void endSession(session.id)} aria-label={`End session ${session.id}`}>
-                    End session
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          )}
+        />
       )}
       <h2>Consents</h2>
       {consents.error !== undefined && <ErrorNote error={consents.error} />}
-      {consents.data?.data.length === 0 && <Empty title={`${props.subject} has no remembered consent.`} />}
-      {consents.data && consents.data.data.length > 0 && (
-        <table class="list">
-          <thead>
-            <tr>
-              <th scope="col">Client</th>
-              <th scope="col">Scope</th>
-              <th scope="col">Given</th>
-              <th scope="col">Expires</th>
-              <th scope="col">Actions</th>
+      {consents.data && (
+        <Table
+          headings={['Client', 'Scope', 'Given', 'Expires', 'Actions']}
+          rows={consents.data.data}
+          empty={<Empty title={`${props.subject} has no remembered consent.`} />}
+          row={(consent) => (
+            <tr data-consent={consent.client_id}>
+              <td class="mono">{consent.client_id}</td>
+              <td class="mono small">{consent.scope.join(' ')}</td>
+              <td>
+                <Time value={consent.updated_at} />
+              </td>
+              <td>
+                <Time value={consent.expires_at} empty="until revoked" />
+              </td>
+              <td>
+                <button type="button" class="secondary" onClick={() => void revoke(consent.client_id)} aria-label={`Revoke consent to ${consent.client_id}`}>
+                  Revoke consent
+                </button>
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {consents.data.data.map((consent) => (
-              <tr data-consent={consent.client_id}>
-                <td class="mono">{consent.client_id}</td>
-                <td class="mono small">{consent.scope.join(' ')}</td>
-                <td>
-                  <Time value={consent.updated_at} />
-                </td>
-                <td>
-                  <Time value={consent.expires_at} empty="until revoked" />
-                </td>
-                <td>
-                  <button type="button" class="secondary" onClick={() => void revoke(consent.client_id)} aria-label={`Revoke consent to ${consent.client_id}`}>
-                    Revoke consent
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          )}
+        />
       )}
     </>
   )
