@@ -52,42 +52,28 @@ function Route(props: { place: Place }) {
   )
 }
 
+/** The header's sections: where each links, the paths under it (the event types are under Events), and the scope it needs. */
+const SECTIONS: Array<{ title: string; to: string; covers: string; scope?: string }> = [
+  { title: 'Deliveries', to: '/', covers: '/deliveries' },
+  { title: 'Endpoints', to: '/endpoints', covers: '/endpoints' },
+  { title: 'Events', to: '/events', covers: '/event' },
+  { title: 'Clients', to: '/clients', covers: '/clients', scope: SCOPES.clientsRead },
+  { title: 'Scopes', to: '/scopes', covers: '/scopes', scope: SCOPES.clientsRead },
+  { title: 'Users', to: '/users', covers: '/users', scope: SCOPES.sessions },
+  { title: 'Settings', to: '/settings', covers: '/settings', scope: SCOPES.settings },
+]
+
 function Header(props: { session: Session; path: string }) {
   const readOnly = !can(SCOPES.webhooksWrite)
-  const deliveries = props.path === '/' || props.path.startsWith('/deliveries')
   return (
     <header class="top">
       <nav aria-label="Console">
         <span class="brand">Herald</span>
-        <Link to="/" current={deliveries}>
-          Deliveries
-        </Link>
-        <Link to="/endpoints" current={props.path.startsWith('/endpoints')}>
-          Endpoints
-        </Link>
-        <Link to="/events" current={props.path.startsWith('/event')}>
-          Events
-        </Link>
-        {can(SCOPES.clientsRead) && (
-          <>
-            <Link to="/clients" current={props.path.startsWith('/clients')}>
-              Clients
-            </Link>
-            <Link to="/scopes" current={props.path.startsWith('/scopes')}>
-              Scopes
-            </Link>
-          </>
-        )}
-        {can(SCOPES.sessions) && (
-          <Link to="/users" current={props.path.startsWith('/users')}>
-            Users
+        {SECTIONS.filter((section) => !section.scope || can(section.scope)).map((section) => (
+          <Link to={section.to} current={props.path === section.to || props.path.startsWith(section.covers)}>
+            {section.title}
           </Link>
-        )}
-        {can(SCOPES.settings) && (
-          <Link to="/settings" current={props.path.startsWith('/settings')}>
-            Settings
-          </Link>
-        )}
+        ))}
       </nav>
       <div class="who">
         <span class="mono" title={`Client ${props.session.clientId}`}>
