@@ -1,85 +1,79 @@
-import type { BrowserContext, Page } from 'playwright-core'
+import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { withChromium } from '../support/chromium.js'
-import { type CreatedAccount, forEachDialect, useHerald } from '../support/herald.js'
+import type { CreatedAccount } from '../support/herald.js'
 import { call, createAccount, managementToken } from '../support/http.js'
-import { CONSOLE_HERALD, lookAt, managementClient, openSignedIn, signIn } from './support.js'
+import { forEachConsole, lookAt, managementClient, newPage, openSignedIn, signIn } from './support.js'
 
 // The authorization side: clients (register with a secret shown once, rotate it, delete) and scopes (add; a scope
 // a client still allows can't be deleted, and the console says why), hidden from a token without their scopes.
 
-withChromium('the console manages clients and scopes in Chromium', (browser) => {
-  forEachDialect((dialect) => {
-    const h = useHerald(dialect, CONSOLE_HERALD)
-    let account: CreatedAccount
-    let context: BrowserContext
-    let page: Page
+forEachConsole('the console manages clients and scopes in Chromium', (dialect, h, browser) => {
+  let account: CreatedAccount
+  let page: Page
 
-    beforeAll(async () => {
-      account = await createAccount(h.current, 'acme')
-      context = await browser.current.newContext()
-      page = await context.newPage()
-    })
-    afterAll(async () => {
-      await context?.close()
-    })
+  beforeAll(async () => {
+    account = await createAccount(h.current, 'acme')
+    page = await newPage(browser)
+  })
+  afterAll(async () => {
+    await page?.context().close()
+  })
 
-    const clientsApi = async (path = '') => call<{ client_id: string; client_secret?: string; data?: Array<{ client_id: string; client_name?: string }> }>(`${account.base}/oauth/clients${path}`, 'GET', { token: await managementToken(account) })
+  const clientsApi = async (path = '') => call<{ client_id: string; client_secret?: string; data?: Array<{ client_id: string; client_name?: string }> }>(`${account.base}/oauth/clients${path}`, 'GET', { token: await managementToken(account) })
 
-    it('adds a scope, registers a client allowed it, and refuses to delete the scope in words', async () => {
-      await openSignedIn(page, h.current, account)
-      await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Scopes' }).click()
-      await page.locator('tr[data-scope="openid"]').waitFor()
-      await page.getByLabel('Scope name').fill('invoices:read')
-      await page.getByLabel('Scope description').fill('Read invoices')
-      await page.getByRole('button', { name: 'Add scope' }).click()
-      await page.locator('tr[data-scope="invoices:read"]').waitFor()
-      await lookAt(page, dialect, 'scopes')
+  it('adds a scope, registers a client allowed it, and refuses to delete the scope in words', async () => {
+    await openSignedIn(page, h.current, account)
+    await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Scopes' }).click()
+    await page.locator('tr[data-scope="openid"]').waitFor()
+    await page.getByLabel('Scope name').fill('invoices:read')
+    await page.getByLabel('Scope description').fill('Read invoices')
+    await page.getByRole('button', { name: 'Add scope' }).click()
+    await page.locator('tr[data-scope="invoices:read"]').waitFor()
+    await lookAt(page, dialect, 'scopes')
 
-      await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Clients' }).click()
-      await page.locator('tr[data-client]').first().waitFor()
-      await page.getByRole('button', { name: 'Register a client' }).click()
-      await page.getByLabel('Name').fill('Invoice app')
-      await page.getByLabel('Redirect URIs (one per line; for authorization_code)').fill('https://app.example/callback')
-      await page.getByLabel('Scope (space-separated)').fill('openid invoices:read')
-      await lookAt(page, dialect, 'client-register')
-      await page.getByRole('button', { name: 'Register', exact: true }).click()
-      const secret = page.locator('[data-secret]')
-      await secret.waitFor()
-      const listed = (await clientsApi('?limit=200')).body.data!.find((client) => client.client_name === 'Invoice app')!
-      expect(await page.getByRole('status').textContent()).toContain(`Client ${listed.client_id} registered.`)
-      const first = await secret.textContent()
-      await lookAt(page, dialect, 'clients')
+    await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Clients' }).click()
+    await page.locator('tr[data-client]').first().waitFor()
+    await page.getByRole('button', { name: 'Register a client' }).click()
+    await page.getByLabel('Name').fill('Invoice app')
+    await page.getByLabel('Redirect URIs (one per line; for authorization_code)').fill('https://app.example/callback')
+    await page.getByLabel('Scope (space-separated)').fill('openid invoices:read')
+    await lookAt(page, dialect, 'client-register')
+    await page.getByRole('button', { name: 'Register', exact: true }).click()
+    const secret = page.locator('[data-secret]')
+    await secret.waitFor()
+    const listed = (await clientsApi('?limit=200')).body.data!.find((client) => client.client_name === 'Invoice app')!
+    expect(await page.getByRole('status').textContent()).toContain(`Client ${listed.client_id} registered.`)
+    const first = await secret.textContent()
+    await lookAt(page, dialect, 'clients')
 
-      await page.getByRole('button', { name: `Rotate secret of ${listed.client_id}` }).click()
-      await page.getByText(`Client ${listed.client_id} has a new secret`).waitFor()
-      expect(await secret.textContent()).not.toBe(first)
+    await page.getByRole('button', { name: `Rotate secret of ${listed.client_id}` }).click()
+    await page.getByText(`Client ${listed.client_id} has a new secret`).waitFor()
+    expect(await secret.textContent()).not.toBe(first)
 
-      await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Scopes' }).click()
-      await page.getByRole('button', { name: 'Delete invoices:read' }).click()
-      expect(await page.getByRole('alert').textContent()).toMatch(/^Can't delete invoices:read: .+/)
+    await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Scopes' }).click()
+    await page.getByRole('button', { name: 'Delete invoices:read' }).click()
+    expect(await page.getByRole('alert').textContent()).toMatch(/^Can't delete invoices:read: .+/)
 
-      await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Clients' }).click()
-      await page.getByRole('button', { name: `Delete ${listed.client_id}` }).click()
-      await page.getByRole('button', { name: 'Delete for good' }).click()
-      await page.locator(`tr[data-client="${listed.client_id}"]`).waitFor({ state: 'detached' })
-      expect((await clientsApi(`/${listed.client_id}`)).status).toBe(404)
+    await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Clients' }).click()
+    await page.getByRole('button', { name: `Delete ${listed.client_id}` }).click()
+    await page.getByRole('button', { name: 'Delete for good' }).click()
+    await page.locator(`tr[data-client="${listed.client_id}"]`).waitFor({ state: 'detached' })
+    expect((await clientsApi(`/${listed.client_id}`)).status).toBe(404)
 
-      await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Scopes' }).click()
-      await page.getByRole('button', { name: 'Delete invoices:read' }).click()
-      expect(await page.getByRole('status').textContent()).toBe('Scope invoices:read deleted.')
-      await page.locator('tr[data-scope="invoices:read"]').waitFor({ state: 'detached' })
-    })
+    await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Scopes' }).click()
+    await page.getByRole('button', { name: 'Delete invoices:read' }).click()
+    expect(await page.getByRole('status').textContent()).toBe('Scope invoices:read deleted.')
+    await page.locator('tr[data-scope="invoices:read"]').waitFor({ state: 'detached' })
+  })
 
-    it('hides clients and scopes from a token without herald:clients:read', async () => {
-      const reader = await managementClient(account, 'herald:webhooks:read')
-      // A new page load: the token was in memory only, so the sign-in form comes back.
-      await page.goto(`${h.current.origin}/console/`)
-      await signIn(page, account, reader.clientId, reader.secret)
-      const nav = page.getByRole('navigation', { name: 'Console' })
-      await nav.getByRole('link', { name: 'Events' }).waitFor()
-      expect(await nav.getByRole('link', { name: 'Clients' }).count()).toBe(0)
-      expect(await nav.getByRole('link', { name: 'Scopes' }).count()).toBe(0)
-    })
+  it('hides clients and scopes from a token without herald:clients:read', async () => {
+    const reader = await managementClient(account, 'herald:webhooks:read')
+    // A new page load: the token was in memory only, so the sign-in form comes back.
+    await page.goto(`${h.current.origin}/console/`)
+    await signIn(page, account, reader.clientId, reader.secret)
+    const nav = page.getByRole('navigation', { name: 'Console' })
+    await nav.getByRole('link', { name: 'Events' }).waitFor()
+    expect(await nav.getByRole('link', { name: 'Clients' }).count()).toBe(0)
+    expect(await nav.getByRole('link', { name: 'Scopes' }).count()).toBe(0)
   })
 })

@@ -1,97 +1,91 @@
-import type { BrowserContext, Page } from 'playwright-core'
+import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { withChromium } from '../support/chromium.js'
-import { type CreatedAccount, forEachDialect, useHerald } from '../support/herald.js'
+import type { CreatedAccount } from '../support/herald.js'
 import { createAccount } from '../support/http.js'
 import { Receiver, eventually } from '../support/receiver.js'
 import { type Delivery, type Endpoint, type WebhookApi, subscribedEndpoint, webhookApi } from '../webhooks/support.js'
-import { CONSOLE_HERALD, lookAt, openSignedIn } from './support.js'
+import { forEachConsole, lookAt, newPage, openSignedIn } from './support.js'
 
 // Events: the list with its type filter in the URL, an event with the deliveries it made, the catalog of types, and
 // publishing from a form with the API's refusals in words.
 
-withChromium('the console lists, shows and publishes events in Chromium', (browser) => {
-  forEachDialect((dialect) => {
-    const h = useHerald(dialect, CONSOLE_HERALD)
-    let account: CreatedAccount
-    let receiver: Receiver
-    let api: WebhookApi
-    let orders: Endpoint
-    let context: BrowserContext
-    let page: Page
+forEachConsole('the console lists, shows and publishes events in Chromium', (dialect, h, browser) => {
+  let account: CreatedAccount
+  let receiver: Receiver
+  let api: WebhookApi
+  let orders: Endpoint
+  let page: Page
 
-    beforeAll(async () => {
-      account = await createAccount(h.current, 'acme')
-      receiver = await Receiver.start()
-      api = await webhookApi(account, h.current.clock)
-      orders = await subscribedEndpoint(api, receiver.url, ['order.*'])
-      await subscribedEndpoint(api, `${receiver.url}/audit`, ['*'])
-      await api.post('/webhooks/events', { type: 'order.placed', data: { order: 1 } })
-      await api.post('/webhooks/events', { type: 'invoice.paid', data: { invoice: 2 } })
-      await eventually(async () => {
-        const page = await api.get<{ data: Delivery[] }>('/webhooks/deliveries')
-        return page.body.data.length === 3 && page.body.data.every((delivery) => delivery.status === 'succeeded')
-      })
-      context = await browser.current.newContext()
-      page = await context.newPage()
+  beforeAll(async () => {
+    account = await createAccount(h.current, 'acme')
+    receiver = await Receiver.start()
+    api = await webhookApi(account, h.current.clock)
+    orders = await subscribedEndpoint(api, receiver.url, ['order.*'])
+    await subscribedEndpoint(api, `${receiver.url}/audit`, ['*'])
+    await api.post('/webhooks/events', { type: 'order.placed', data: { order: 1 } })
+    await api.post('/webhooks/events', { type: 'invoice.paid', data: { invoice: 2 } })
+    await eventually(async () => {
+      const page = await api.get<{ data: Delivery[] }>('/webhooks/deliveries')
+      return page.body.data.length === 3 && page.body.data.every((delivery) => delivery.status === 'succeeded')
     })
-    afterAll(async () => {
-      await context?.close()
-      await receiver?.close()
-    })
+    page = await newPage(browser)
+  })
+  afterAll(async () => {
+    await page?.context().close()
+    await receiver?.close()
+  })
 
-    it('lists the events, filters them by type in the URL, and shows one with the deliveries it made', async () => {
-      await openSignedIn(page, h.current, account, 'events')
-      await page.locator('tr[data-event]').nth(1).waitFor()
-      await page.getByLabel('Type').fill('order.placed')
-      await page.getByRole('button', { name: 'Apply filter' }).click()
-      await page.waitForURL((url) => url.searchParams.get('type') === 'order.placed')
-      await page.getByRole('cell', { name: 'invoice.paid' }).waitFor({ state: 'detached' })
-      expect(await page.locator('tr[data-event]').count()).toBe(1)
-      await lookAt(page, dialect, 'events')
+  it('lists the events, filters them by type in the URL, and shows one with the deliveries it made', async () => {
+    await openSignedIn(page, h.current, account, 'events')
+    await page.locator('tr[data-event]').nth(1).waitFor()
+    await page.getByLabel('Type').fill('order.placed')
+    await page.getByRole('button', { name: 'Apply filter' }).click()
+    await page.waitForURL((url) => url.searchParams.get('type') === 'order.placed')
+    await page.getByRole('cell', { name: 'invoice.paid' }).waitFor({ state: 'detached' })
+    expect(await page.locator('tr[data-event]').count()).toBe(1)
+    await lookAt(page, dialect, 'events')
 
-      await page.locator('tr[data-event] a[href*="/events/evt"]').click()
-      await page.getByRole('heading', { name: 'Deliveries' }).waitFor()
-      await page.locator('tr[data-delivery]').nth(1).waitFor()
-      expect(await page.locator('tr[data-delivery] .status').allTextContents()).toEqual(['succeeded', 'succeeded'])
-      expect(await page.locator(`tr[data-delivery] a[href$="/endpoints/${orders.id}"]`).count()).toBe(1)
-      expect(await page.locator('.payload').textContent()).toContain('"order": 1')
-      await lookAt(page, dialect, 'event')
-    })
+    await page.locator('tr[data-event] a[href*="/events/evt"]').click()
+    await page.getByRole('heading', { name: 'Deliveries' }).waitFor()
+    await page.locator('tr[data-delivery]').nth(1).waitFor()
+    expect(await page.locator('tr[data-delivery] .status').allTextContents()).toEqual(['succeeded', 'succeeded'])
+    expect(await page.locator(`tr[data-delivery] a[href$="/endpoints/${orders.id}"]`).count()).toBe(1)
+    expect(await page.locator('.payload').textContent()).toContain('"order": 1')
+    await lookAt(page, dialect, 'event')
+  })
 
-    it('shows the catalog of event types with examples', async () => {
-      await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Events' }).click()
-      await page.getByRole('link', { name: 'Event types' }).click()
-      const custom = page.locator('[data-event-type="invoice.paid"]')
-      await custom.waitFor()
-      expect(await custom.getByText('custom').count()).toBe(1)
-      expect(await page.locator('[data-event-type^="oauth."]').count()).toBeGreaterThan(0)
-      await lookAt(page, dialect, 'event-types')
-    })
+  it('shows the catalog of event types with examples', async () => {
+    await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Events' }).click()
+    await page.getByRole('link', { name: 'Event types' }).click()
+    const custom = page.locator('[data-event-type="invoice.paid"]')
+    await custom.waitFor()
+    expect(await custom.getByText('custom').count()).toBe(1)
+    expect(await page.locator('[data-event-type^="oauth."]').count()).toBeGreaterThan(0)
+    await lookAt(page, dialect, 'event-types')
+  })
 
-    it('publishes an event from the form, and says in words what is wrong with refused ones', async () => {
-      await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Events' }).click()
-      await page.getByRole('button', { name: 'Publish an event' }).click()
-      const form = page.getByRole('form', { name: 'Publish an event' })
-      await form.getByLabel('Type').fill('order.shipped')
-      await form.getByLabel('Data (a JSON object)').fill('{"order": 1')
-      await form.getByRole('button', { name: 'Publish' }).click()
-      expect(await form.getByRole('alert').textContent()).toMatch(/^The data is not valid JSON/)
-      await form.getByLabel('Data (a JSON object)').fill('[1, 2]')
-      await form.getByRole('button', { name: 'Publish' }).click()
-      await form.getByRole('alert').getByText('The data must be a JSON object').waitFor()
-      // A reserved type: the API's 400, in its words.
-      await form.getByLabel('Type').fill('oauth.made.up')
-      await form.getByLabel('Data (a JSON object)').fill('{"order": 1}')
-      await form.getByRole('button', { name: 'Publish' }).click()
-      await form.getByRole('alert').getByText(/^Herald refused the event \(4\d\d\): /).waitFor()
-      await lookAt(page, dialect, 'event-publish')
+  it('publishes an event from the form, and says in words what is wrong with refused ones', async () => {
+    await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Events' }).click()
+    await page.getByRole('button', { name: 'Publish an event' }).click()
+    const form = page.getByRole('form', { name: 'Publish an event' })
+    await form.getByLabel('Type').fill('order.shipped')
+    await form.getByLabel('Data (a JSON object)').fill('{"order": 1')
+    await form.getByRole('button', { name: 'Publish' }).click()
+    expect(await form.getByRole('alert').textContent()).toMatch(/^The data is not valid JSON/)
+    await form.getByLabel('Data (a JSON object)').fill('[1, 2]')
+    await form.getByRole('button', { name: 'Publish' }).click()
+    await form.getByRole('alert').getByText('The data must be a JSON object').waitFor()
+    // A reserved type: the API's 400, in its words.
+    await form.getByLabel('Type').fill('oauth.made.up')
+    await form.getByLabel('Data (a JSON object)').fill('{"order": 1}')
+    await form.getByRole('button', { name: 'Publish' }).click()
+    await form.getByRole('alert').getByText(/^Herald refused the event \(4\d\d\): /).waitFor()
+    await lookAt(page, dialect, 'event-publish')
 
-      await form.getByLabel('Type').fill('order.shipped')
-      await form.getByRole('button', { name: 'Publish' }).click()
-      await page.getByRole('heading', { name: /^Event evt_/ }).waitFor()
-      await page.locator('tr[data-delivery]').nth(1).waitFor()
-      expect(await page.locator('.facts').innerText()).toContain('order.shipped')
-    })
+    await form.getByLabel('Type').fill('order.shipped')
+    await form.getByRole('button', { name: 'Publish' }).click()
+    await page.getByRole('heading', { name: /^Event evt_/ }).waitFor()
+    await page.locator('tr[data-delivery]').nth(1).waitFor()
+    expect(await page.locator('.facts').innerText()).toContain('order.shipped')
   })
 })

@@ -3,15 +3,31 @@ import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import type { Page } from 'playwright-core'
+import type { Browser, Page } from 'playwright-core'
 import { expect, inject } from 'vitest'
-import type { CreatedAccount, TestHerald } from '../support/herald.js'
+import { withChromium } from '../support/chromium.js'
+import type { DialectName } from '../support/dialects.js'
+import { type CreatedAccount, type TestHerald, forEachDialect, useHerald } from '../support/herald.js'
 import { basicAuth, call, managementToken } from '../support/http.js'
 import { eventually } from '../support/receiver.js'
 import { LOCAL_DELIVERY } from '../webhooks/support.js'
 
 /** The console delivers to receivers on 127.0.0.1 over plain http, as the webhook tests do. */
 export const CONSOLE_HERALD = LOCAL_DELIVERY
+
+/**
+ * Runs `suite` on each dialect under test, with the dialect's Herald (delivering to 127.0.0.1) and the file's one
+ * Chromium; without Chromium, where none is required, `title` is a single skipped test that says how to get it.
+ */
+export function forEachConsole(title: string, suite: (dialect: DialectName, h: { readonly current: TestHerald }, browser: { readonly current: Browser }) => void): void {
+  withChromium(title, (browser) => forEachDialect((dialect) => suite(dialect, useHerald(dialect, CONSOLE_HERALD), browser)))
+}
+
+/** A page in a browser context of its own: no cookie or storage of another test's pages; close it with its context. */
+export async function newPage(browser: { readonly current: Browser }): Promise<Page> {
+  const context = await browser.current.newContext()
+  return context.newPage()
+}
 
 /**
  * Screenshots go to docs/console/ (which the docs show) with HERALD_CONSOLE_SCREENSHOTS=1, else to a scratch folder:

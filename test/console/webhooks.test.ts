@@ -1,149 +1,143 @@
-import type { BrowserContext, Page } from 'playwright-core'
+import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { withChromium } from '../support/chromium.js'
-import { type CreatedAccount, forEachDialect, useHerald } from '../support/herald.js'
+import type { CreatedAccount } from '../support/herald.js'
 import { createAccount } from '../support/http.js'
 import { Receiver } from '../support/receiver.js'
-import { CONSOLE_HERALD, lookAt, openSignedIn, patchSettings, refreshUntil } from './support.js'
+import { forEachConsole, lookAt, newPage, openSignedIn, patchSettings, refreshUntil } from './support.js'
 
 // The README's path, as a new user takes it: sign in with the credentials `accounts create` printed, add an endpoint
 // on a local receiver, send it a test event and watch it succeed; make the receiver fail and watch the retries with
 // their codes; retry by hand; disable and enable the endpoint on the way.
 
-withChromium('the console shows deliveries and acts on endpoints in Chromium', (browser) => {
-  forEachDialect((dialect) => {
-    const h = useHerald(dialect, CONSOLE_HERALD)
-    let account: CreatedAccount
-    let receiver: Receiver
-    let context: BrowserContext
-    let page: Page
-    /** What the page logged against its Content-Security-Policy, or threw: the console must need neither. */
-    const refusals: string[] = []
+forEachConsole('the console shows deliveries and acts on endpoints in Chromium', (dialect, h, browser) => {
+  let account: CreatedAccount
+  let receiver: Receiver
+  let page: Page
+  /** What the page logged against its Content-Security-Policy, or threw: the console must need neither. */
+  const refusals: string[] = []
 
-    beforeAll(async () => {
-      account = await createAccount(h.current)
-      // Two retries, 5 s apart: the whole schedule runs out within a few clock steps.
-      await patchSettings(account, { webhook_retry_schedule: [5, 5] })
-      receiver = await Receiver.start()
-      context = await browser.current.newContext()
-      page = await context.newPage()
-      page.on('console', (message) => {
-        if (/Content.Security.Policy/i.test(message.text())) refusals.push(message.text())
-      })
-      page.on('pageerror', (error) => refusals.push(error.message))
+  beforeAll(async () => {
+    account = await createAccount(h.current)
+    // Two retries, 5 s apart: the whole schedule runs out within a few clock steps.
+    await patchSettings(account, { webhook_retry_schedule: [5, 5] })
+    receiver = await Receiver.start()
+    page = await newPage(browser)
+    page.on('console', (message) => {
+      if (/Content.Security.Policy/i.test(message.text())) refusals.push(message.text())
     })
-    afterAll(async () => {
-      expect(refusals).toEqual([])
-      await context?.close()
-      await receiver?.close()
-    })
+    page.on('pageerror', (error) => refusals.push(error.message))
+  })
+  afterAll(async () => {
+    expect(refusals).toEqual([])
+    await page?.context().close()
+    await receiver?.close()
+  })
 
-    const statusOf = (page: Page) => page.locator('.facts .status').first().textContent()
-    const attempts = (page: Page) => page.locator('.timeline .attempt').allInnerTexts()
+  const statusOf = (page: Page) => page.locator('.facts .status').first().textContent()
+  const attempts = (page: Page) => page.locator('.timeline .attempt').allInnerTexts()
 
-    /** Sends a test event from the endpoint's page and opens the delivery it made for this endpoint. */
-    async function sendTestEvent(): Promise<void> {
-      await page.getByRole('button', { name: 'Send test event' }).click()
-      await page.getByRole('link', { name: 'See its delivery' }).click()
-      const row = page.locator('tr[data-delivery] a[href*="/deliveries/"]')
-      await refreshUntil(page, async () => (await row.count()) === 1, 'the delivery of the test event')
-      await row.click()
-      await page.getByRole('heading', { name: 'Attempts' }).waitFor()
+  /** Sends a test event from the endpoint's page and opens the delivery it made for this endpoint. */
+  async function sendTestEvent(): Promise<void> {
+    await page.getByRole('button', { name: 'Send test event' }).click()
+    await page.getByRole('link', { name: 'See its delivery' }).click()
+    const row = page.locator('tr[data-delivery] a[href*="/deliveries/"]')
+    await refreshUntil(page, async () => (await row.count()) === 1, 'the delivery of the test event')
+    await row.click()
+    await page.getByRole('heading', { name: 'Attempts' }).waitFor()
+  }
+
+  it('signs in, shows the empty states, and adds an endpoint subscribed in the same form', async () => {
+    await page.goto(`${h.current.origin}/console/`)
+    await lookAt(page, dialect, 'sign-in')
+    await openSignedIn(page, h.current, account)
+    await page.getByText('No deliveries yet.').waitFor()
+    await page.getByRole('link', { name: 'Endpoints' }).click()
+    await page.getByText('No endpoints yet.').waitFor()
+    await page.getByRole('button', { name: 'Add endpoint' }).click()
+    await page.getByLabel('URL').fill(receiver.url)
+    await page.getByLabel('Description').fill('Local receiver')
+    await page.getByLabel('Rate limit').fill('50')
+    await page.getByLabel('Attempts in flight at once').fill('5')
+    await page.getByLabel('Event types').fill('invoice.*')
+    await page.getByRole('button', { name: 'Add endpoint' }).click()
+    await page.getByRole('heading', { name: /^Endpoint ep_/ }).waitFor()
+    await page.locator('.facts').getByText('invoice.*').waitFor()
+    await page.getByText('50 per second, 5 in flight at once').waitFor()
+    expect(await page.getByLabel('Event type').inputValue()).toBe('invoice.test')
+    await lookAt(page, dialect, 'endpoint')
+  })
+
+  it('sends a test event and shows its delivery succeed, with its attempt', async () => {
+    await sendTestEvent()
+    await refreshUntil(page, async () => (await statusOf(page)) === 'succeeded', 'the delivery succeed')
+    const [first] = await attempts(page)
+    expect(first).toMatch(/Attempt 1\s+HTTP 204/)
+    expect(await page.locator('.payload').textContent()).toContain('"sent_from": "Herald console"')
+    expect(receiver.requests).toHaveLength(1)
+  })
+
+  it('shows the retries of a failing receiver with their codes, then the delivery failed, and retries it by hand', async () => {
+    receiver.respond = () => ({ status: 500, body: 'database is down' })
+    await page.getByRole('link', { name: /^ep_/ }).click()
+    await sendTestEvent()
+    await refreshUntil(page, async () => (await attempts(page)).length === 1, 'the first attempt')
+    expect(await statusOf(page)).toBe('pending')
+    expect(await page.getByRole('heading', { name: 'Still ahead' }).isVisible()).toBe(true)
+    // The schedule comes from the account's settings, read beside the delivery.
+    await page.locator('.ahead').getByText('Attempt 3: about 5 s after the one before').waitFor()
+    expect(await page.locator('.ahead').innerText()).toMatch(/^Attempt 2: .+\nAttempt 3: about 5 s after the one before$/)
+    await lookAt(page, dialect, 'delivery-retrying')
+    for (const attempt of [2, 3]) {
+      h.current.clock.advanceSeconds(7)
+      await refreshUntil(page, async () => (await attempts(page)).length === attempt, `attempt ${attempt}`)
     }
+    await refreshUntil(page, async () => (await statusOf(page)) === 'failed', 'the delivery failed')
+    const shown = await attempts(page)
+    expect(shown).toHaveLength(3)
+    for (const [i, text] of shown.entries()) {
+      expect(text).toMatch(new RegExp(`Attempt ${i + 1}\\s+HTTP 500`))
+      expect(text).toContain('database is down')
+    }
+    expect(await page.getByRole('heading', { name: 'Still ahead' }).count()).toBe(0)
+    await lookAt(page, dialect, 'delivery-failed')
 
-    it('signs in, shows the empty states, and adds an endpoint subscribed in the same form', async () => {
-      await page.goto(`${h.current.origin}/console/`)
-      await lookAt(page, dialect, 'sign-in')
-      await openSignedIn(page, h.current, account)
-      await page.getByText('No deliveries yet.').waitFor()
-      await page.getByRole('link', { name: 'Endpoints' }).click()
-      await page.getByText('No endpoints yet.').waitFor()
-      await page.getByRole('button', { name: 'Add endpoint' }).click()
-      await page.getByLabel('URL').fill(receiver.url)
-      await page.getByLabel('Description').fill('Local receiver')
-      await page.getByLabel('Rate limit').fill('50')
-      await page.getByLabel('Attempts in flight at once').fill('5')
-      await page.getByLabel('Event types').fill('invoice.*')
-      await page.getByRole('button', { name: 'Add endpoint' }).click()
-      await page.getByRole('heading', { name: /^Endpoint ep_/ }).waitFor()
-      await page.locator('.facts').getByText('invoice.*').waitFor()
-      await page.getByText('50 per second, 5 in flight at once').waitFor()
-      expect(await page.getByLabel('Event type').inputValue()).toBe('invoice.test')
-      await lookAt(page, dialect, 'endpoint')
-    })
+    receiver.respond = () => ({ status: 200, body: 'ok' })
+    await page.getByRole('button', { name: 'Retry now' }).click()
+    expect(await page.getByRole('status').textContent()).toContain('Queued for another attempt now.')
+    await refreshUntil(page, async () => (await statusOf(page)) === 'succeeded', 'the retried delivery succeed')
+    expect((await attempts(page))[3]).toMatch(/Attempt 4\s+HTTP 200/)
+  })
 
-    it('sends a test event and shows its delivery succeed, with its attempt', async () => {
-      await sendTestEvent()
-      await refreshUntil(page, async () => (await statusOf(page)) === 'succeeded', 'the delivery succeed')
-      const [first] = await attempts(page)
-      expect(first).toMatch(/Attempt 1\s+HTTP 204/)
-      expect(await page.locator('.payload').textContent()).toContain('"sent_from": "Herald console"')
-      expect(receiver.requests).toHaveLength(1)
-    })
+  it('disables the endpoint, holds its new delivery and says why a retry is refused, then enables it and the delivery goes out', async () => {
+    await page.getByRole('link', { name: /^ep_/ }).click()
+    await page.getByRole('button', { name: 'Disable' }).click()
+    await page.getByRole('button', { name: 'Enable' }).waitFor()
+    expect(await statusOf(page)).toBe('disabled')
+    await sendTestEvent()
+    await refreshUntil(page, async () => (await statusOf(page)) === 'held', 'the delivery held')
+    await page.getByRole('button', { name: 'Retry now' }).click()
+    expect(await page.getByRole('alert').textContent()).toContain("Can't retry: The endpoint is disabled: enable it and its held deliveries flow")
 
-    it('shows the retries of a failing receiver with their codes, then the delivery failed, and retries it by hand', async () => {
-      receiver.respond = () => ({ status: 500, body: 'database is down' })
-      await page.getByRole('link', { name: /^ep_/ }).click()
-      await sendTestEvent()
-      await refreshUntil(page, async () => (await attempts(page)).length === 1, 'the first attempt')
-      expect(await statusOf(page)).toBe('pending')
-      expect(await page.getByRole('heading', { name: 'Still ahead' }).isVisible()).toBe(true)
-      // The schedule comes from the account's settings, read beside the delivery.
-      await page.locator('.ahead').getByText('Attempt 3: about 5 s after the one before').waitFor()
-      expect(await page.locator('.ahead').innerText()).toMatch(/^Attempt 2: .+\nAttempt 3: about 5 s after the one before$/)
-      await lookAt(page, dialect, 'delivery-retrying')
-      for (const attempt of [2, 3]) {
-        h.current.clock.advanceSeconds(7)
-        await refreshUntil(page, async () => (await attempts(page)).length === attempt, `attempt ${attempt}`)
-      }
-      await refreshUntil(page, async () => (await statusOf(page)) === 'failed', 'the delivery failed')
-      const shown = await attempts(page)
-      expect(shown).toHaveLength(3)
-      for (const [i, text] of shown.entries()) {
-        expect(text).toMatch(new RegExp(`Attempt ${i + 1}\\s+HTTP 500`))
-        expect(text).toContain('database is down')
-      }
-      expect(await page.getByRole('heading', { name: 'Still ahead' }).count()).toBe(0)
-      await lookAt(page, dialect, 'delivery-failed')
-
-      receiver.respond = () => ({ status: 200, body: 'ok' })
-      await page.getByRole('button', { name: 'Retry now' }).click()
-      expect(await page.getByRole('status').textContent()).toContain('Queued for another attempt now.')
-      await refreshUntil(page, async () => (await statusOf(page)) === 'succeeded', 'the retried delivery succeed')
-      expect((await attempts(page))[3]).toMatch(/Attempt 4\s+HTTP 200/)
-    })
-
-    it('disables the endpoint, holds its new delivery and says why a retry is refused, then enables it and the delivery goes out', async () => {
-      await page.getByRole('link', { name: /^ep_/ }).click()
-      await page.getByRole('button', { name: 'Disable' }).click()
-      await page.getByRole('button', { name: 'Enable' }).waitFor()
-      expect(await statusOf(page)).toBe('disabled')
-      await sendTestEvent()
-      await refreshUntil(page, async () => (await statusOf(page)) === 'held', 'the delivery held')
-      await page.getByRole('button', { name: 'Retry now' }).click()
-      expect(await page.getByRole('alert').textContent()).toContain("Can't retry: The endpoint is disabled: enable it and its held deliveries flow")
-
-      await page.getByRole('link', { name: /^ep_/ }).click()
-      await page.getByRole('button', { name: 'Enable' }).click()
-      await page.getByRole('button', { name: 'Disable' }).waitFor()
-      await page.getByRole('link', { name: 'Its deliveries' }).click()
-      // Three rows, none held: an empty list (still loading) has no held row either.
-      await refreshUntil(page, async () => {
-        const statuses = await page.locator('tr[data-delivery] .status').allTextContents()
-        return statuses.length === 3 && statuses.every((status) => status !== 'held')
-      }, 'the held delivery go out')
-      expect(await page.locator('tr[data-delivery] .status').allTextContents()).toEqual(['succeeded', 'succeeded', 'succeeded'])
-      await lookAt(page, dialect, 'deliveries')
-      // The dark theme follows the system's preference.
-      const background = () => page.evaluate('getComputedStyle(document.body).backgroundColor')
-      const light = await background()
-      await page.emulateMedia({ colorScheme: 'dark' })
-      expect(await background()).not.toBe(light)
-      await lookAt(page, dialect, 'deliveries-dark')
-      await page.emulateMedia({ colorScheme: 'light' })
-      await page.getByRole('link', { name: 'Endpoints' }).click()
-      await page.locator('tr[data-endpoint]').waitFor()
-      await lookAt(page, dialect, 'endpoints')
-    })
+    await page.getByRole('link', { name: /^ep_/ }).click()
+    await page.getByRole('button', { name: 'Enable' }).click()
+    await page.getByRole('button', { name: 'Disable' }).waitFor()
+    await page.getByRole('link', { name: 'Its deliveries' }).click()
+    // Three rows, none held: an empty list (still loading) has no held row either.
+    await refreshUntil(page, async () => {
+      const statuses = await page.locator('tr[data-delivery] .status').allTextContents()
+      return statuses.length === 3 && statuses.every((status) => status !== 'held')
+    }, 'the held delivery go out')
+    expect(await page.locator('tr[data-delivery] .status').allTextContents()).toEqual(['succeeded', 'succeeded', 'succeeded'])
+    await lookAt(page, dialect, 'deliveries')
+    // The dark theme follows the system's preference.
+    const background = () => page.evaluate('getComputedStyle(document.body).backgroundColor')
+    const light = await background()
+    await page.emulateMedia({ colorScheme: 'dark' })
+    expect(await background()).not.toBe(light)
+    await lookAt(page, dialect, 'deliveries-dark')
+    await page.emulateMedia({ colorScheme: 'light' })
+    await page.getByRole('link', { name: 'Endpoints' }).click()
+    await page.locator('tr[data-endpoint]').waitFor()
+    await lookAt(page, dialect, 'endpoints')
   })
 })
