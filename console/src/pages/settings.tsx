@@ -1,12 +1,11 @@
-import { useState } from 'preact/hooks'
 import { api } from '../api.js'
 import { SCOPES, can } from '../session.js'
-import { Table } from '../list.js'
-import { ErrorNote, Status, Time, useLoad } from '../ui.js'
+import { ErrorNote, useLoad } from '../ui.js'
 import { duration } from './delivery.js'
+import { SigningKeys } from './signing-keys.js'
 
 // The account's settings as a person reads them (lifetimes in words, the retry schedule as a timeline), and its
-// signing keys with their lifecycle and a rotation.
+// signing keys.
 
 interface AccountSettings {
   access_token_ttl: number
@@ -69,73 +68,7 @@ export function SettingsPage() {
           </dl>
         </>
       )}
-      {can(SCOPES.keys) && <Keys />}
+      {can(SCOPES.keys) && <SigningKeys />}
     </section>
-  )
-}
-
-interface SigningKey {
-  kid: string
-  alg: string
-  status: string
-  signs_from: string
-  retires_at: string | null
-  published_until: string | null
-}
-
-function Keys() {
-  const keys = useLoad('keys', () => api<{ data: SigningKey[] }>('GET', '/keys'))
-  const [said, setSaid] = useState<string | undefined>()
-  const [error, setError] = useState<unknown>()
-  const rotate = async () => {
-    setError(undefined)
-    try {
-      await api('POST', '/keys/rotate')
-      setSaid('Rotated: the new keys are published now and sign once cached key sets have expired.')
-      keys.reload()
-    } catch (rotateError) {
-      setError(rotateError)
-    }
-  }
-  return (
-    <>
-      <div class="heading">
-        <h2>Signing keys</h2>
-        <button type="button" class="secondary" onClick={() => void rotate()}>
-          Rotate keys
-        </button>
-      </div>
-      {said && (
-        <p class="ok" role="status">
-          {said}
-        </p>
-      )}
-      {error !== undefined && <ErrorNote error={error} />}
-      {keys.error !== undefined && <ErrorNote error={keys.error} />}
-      {keys.data && (
-        <Table
-          headings={['Key', 'Algorithm', 'Status', 'Signs from', 'Retires', 'Published until']}
-          rows={keys.data.data}
-          row={(key) => (
-            <tr data-key={key.kid}>
-              <td class="mono">{key.kid}</td>
-              <td>{key.alg}</td>
-              <td>
-                <Status value={key.status} />
-              </td>
-              <td>
-                <Time value={key.signs_from} />
-              </td>
-              <td>
-                <Time value={key.retires_at} />
-              </td>
-              <td>
-                <Time value={key.published_until} />
-              </td>
-            </tr>
-          )}
-        />
-      )}
-    </>
   )
 }
