@@ -2,12 +2,19 @@ import { accountBase, currentSession, endSession } from './session.js'
 
 export const EXPIRED = 'Your session has ended (the token expired or was revoked). Sign in again to go on.'
 
+/** A field the API refused, as a JSON pointer into the request (`/body/name`) and why. */
+export interface FieldError {
+  pointer: string
+  message: string
+}
+
 /** A refusal of the management API, from its RFC 9457 problem document. */
 export class ApiError extends Error {
   constructor(
     readonly status: number,
     readonly code: string | undefined,
     message: string,
+    readonly fields: readonly FieldError[] = [],
   ) {
     super(message)
     this.name = 'ApiError'
@@ -21,6 +28,7 @@ interface ProblemDocument {
   title?: string
   detail?: string
   code?: string
+  errors?: FieldError[]
 }
 
 export interface Page<T> {
@@ -51,7 +59,7 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
   const parsed = (await response.json().catch(() => undefined)) as unknown
   if (!response.ok) {
     const problem = (parsed ?? {}) as ProblemDocument
-    throw new ApiError(response.status, problem.code, problem.detail ?? problem.title ?? `Herald answered ${response.status}`)
+    throw new ApiError(response.status, problem.code, problem.detail ?? problem.title ?? `Herald answered ${response.status}`, problem.errors)
   }
   return parsed as T
 }

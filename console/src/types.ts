@@ -54,8 +54,26 @@ export interface HeraldEvent {
   created_at: string
 }
 
+/** The account's settings as `GET /settings` answers them: lifetimes in seconds, null URLs unset. */
 export interface Settings {
+  access_token_ttl: number
+  refresh_token_idle_ttl: number
+  refresh_token_absolute_ttl: number
+  id_token_ttl: number
+  authorization_code_ttl: number
+  session_ttl: number
+  default_audience: string | null
+  access_token_signing_alg: 'ES256' | 'RS256'
   webhook_retry_schedule: number[]
+  webhook_retention_days: number
+  webhook_disable_after: number
+  login_url: string | null
+  consent_url: string | null
+  logout_url: string | null
+  error_url: string | null
+  login_challenge_ttl: number
+  require_par: boolean
+  refresh_token_reuse_interval: number
 }
 
 export interface StatsBucket {
