@@ -42,6 +42,18 @@ export function can(scope: string): boolean {
   return current?.scopes.has(scope) ?? false
 }
 
+/** The key that signed the session's token (the `kid` of its JWT header), when it says. */
+export function sessionKeyId(): string | undefined {
+  const header = current?.accessToken.split('.')[0]
+  if (!header) return undefined
+  try {
+    const kid = (JSON.parse(atob(header.replace(/-/g, '+').replace(/_/g, '/'))) as { kid?: unknown }).kid
+    return typeof kid === 'string' ? kid : undefined
+  } catch {
+    return undefined
+  }
+}
+
 export function onSessionChange(listener: Listener): () => void {
   listeners.add(listener)
   return () => listeners.delete(listener)
