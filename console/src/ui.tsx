@@ -31,6 +31,16 @@ export function ErrorNote(props: { error: unknown }) {
   )
 }
 
+/** What an action did, announced to screen readers; nothing while there is nothing to say. */
+export function OkNote(props: { text: string | undefined }) {
+  if (!props.text) return null
+  return (
+    <p class="ok" role="status">
+      {props.text}
+    </p>
+  )
+}
+
 export function Empty(props: { title: string; children?: ComponentChildren }) {
   return (
     <div class="empty">

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks'
 import { api } from '../api.js'
 import { SCOPES, can } from '../session.js'
 import type { Settings } from '../types.js'
-import { ErrorNote, useLoad } from '../ui.js'
+import { ErrorNote, OkNote, useLoad } from '../ui.js'
 import { RetryTimeline } from './retry-timeline.js'
 import { SETTING_GROUPS, inWords } from './settings-fields.js'
 import { EditSettings } from './settings-form.js'
@@ -33,11 +33,7 @@ export function SettingsPage() {
           </button>
         )}
       </div>
-      {said && (
-        <p class="ok" role="status">
-          {said}
-        </p>
-      )}
+      <OkNote text={said} />
       {settings.error !== undefined && <ErrorNote error={settings.error} />}
       {data && editing && (
         <EditSettings

@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks'
 import { ApiError, SessionEnded, api } from '../api.js'
 import { Table } from '../list.js'
 import { endSession, sessionKeyId } from '../session.js'
-import { ErrorNote, Status, Time, useLoad } from '../ui.js'
+import { ErrorNote, OkNote, Status, Time, useLoad } from '../ui.js'
 
 // The account's signing keys with their lifecycle; a routine rotation, and the revocation of a compromised key.
 
@@ -57,11 +57,7 @@ export function SigningKeys() {
           Rotate keys
         </button>
       </div>
-      {said && (
-        <p class="ok" role="status">
-          {said}
-        </p>
-      )}
+      <OkNote text={said} />
       {error !== undefined && <ErrorNote error={error} />}
       {confirming && <ConfirmRevoke key={confirming.kid} signingKey={confirming} onRevoke={() => void revoke(confirming)} onKeep={() => setConfirming(undefined)} />}
       {keys.error !== undefined && <ErrorNote error={keys.error} />}
