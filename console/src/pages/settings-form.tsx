@@ -14,7 +14,7 @@ type Inputs = Record<SettingName, string | boolean>
 const inputId = (name: SettingName) => `setting-${name}`
 
 /** The fields whose input no longer says what the settings say, as the API takes them. */
-export function changedFields(settings: Settings, inputs: Inputs): Partial<Record<SettingName, unknown>> {
+function changedFields(settings: Settings, inputs: Inputs): Partial<Record<SettingName, unknown>> {
   const patch: Partial<Record<SettingName, unknown>> = {}
   for (const field of SETTING_FIELDS) {
     const value = fromInput(field, inputs[field.name])
@@ -24,7 +24,7 @@ export function changedFields(settings: Settings, inputs: Inputs): Partial<Recor
 }
 
 /** The API's field errors by setting: `/body/name` is the setting, `/body/name/2` its third delay. */
-export function errorsBySetting(errors: readonly FieldError[]): Map<string, string[]> {
+function errorsBySetting(errors: readonly FieldError[]): Map<string, string[]> {
   const found = new Map<string, string[]>()
   for (const { pointer, message } of errors) {
     const [, body, name, index] = pointer.split('/')
