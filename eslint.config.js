@@ -49,6 +49,6 @@ export default tseslint.config(
   { files: ['src/platform/storage/**/*.ts', 'src/**/sql/**/*.ts'], rules: { 'no-restricted-syntax': ['error', KEEP_ACCOUNT] } },
   // The console runs in the browser (its Vite config in Node).
   { files: ['console/src/**/*.{ts,tsx}'], languageOptions: { globals: globals.browser } },
-  // The benchmarks and the examples are plain Node.js scripts.
-  { files: ['bench/**/*.mjs', 'examples/**/*.mjs'], languageOptions: { globals: globals.node } },
+  // The benchmarks, the examples and the scripts are plain Node.js scripts.
+  { files: ['bench/**/*.mjs', 'examples/**/*.mjs', 'scripts/**/*.mjs'], languageOptions: { globals: globals.node } },
 )
