@@ -1,12 +1,7 @@
 import { accountBase, currentSession, endSession } from './session.js'
+import type { FieldError, Problem } from './types.js'
 
 export const EXPIRED = 'Your session has ended (the token expired or was revoked). Sign in again to go on.'
-
-/** A field the API refused, as a JSON pointer into the request (`/body/name`) and why. */
-export interface FieldError {
-  pointer: string
-  message: string
-}
 
 /** A refusal of the management API, from its RFC 9457 problem document. */
 export class ApiError extends Error {
@@ -23,13 +18,6 @@ export class ApiError extends Error {
 
 /** Thrown after a 401 has ended the session: the sign-in page replaces the page, which has nothing to show. */
 export class SessionEnded extends Error {}
-
-interface ProblemDocument {
-  title?: string
-  detail?: string
-  code?: string
-  errors?: FieldError[]
-}
 
 export interface Page<T> {
   data: T[]
@@ -58,7 +46,8 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
   if (response.status === 204) return undefined as T
   const parsed = (await response.json().catch(() => undefined)) as unknown
   if (!response.ok) {
-    const problem = (parsed ?? {}) as ProblemDocument
+    // Partial: a proxy in front of Herald may answer an error with any body, or none.
+    const problem = (parsed ?? {}) as Partial<Problem>
     throw new ApiError(response.status, problem.code, problem.detail ?? problem.title ?? `Herald answered ${response.status}`, problem.errors)
   }
   return parsed as T

@@ -1,4 +1,5 @@
 import { accountBase, startSession, SCOPES } from './session.js'
+import type { ConsoleToken } from './types.js'
 
 // A sign-in link (`herald console-link`, or the operator API) is `{PUBLIC_URL}/console/#account=ACCOUNT&link=CODE`.
 // The code sits in the fragment so that it never reaches a server log or a Referer; the console takes it out of the
@@ -21,12 +22,6 @@ export function takeSignInLink(): SignInLink | undefined {
 }
 
 export const LINK_SPENT = 'This sign-in link was already used or has expired: each link works once, for at most 10 minutes. Ask for a new one (herald console-link), or sign in with a management client.'
-
-interface ConsoleToken {
-  access_token: string
-  expires_in: number
-  scope: string
-}
 
 /** The `client_id` claim of the token (a JWT), for the header's hover text; the console never trusts it for more. */
 function clientOf(token: string): string {

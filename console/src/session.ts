@@ -1,3 +1,5 @@
+import type { TokenResponse } from './types.js'
+
 // The signed-in state lives in this module's memory only: never in localStorage, sessionStorage or a cookie, so a
 // reload or a closed tab forgets the token, and the client secret is used once and dropped.
 
@@ -86,12 +88,6 @@ export function accountBase(accountId: string): string {
   return `${heraldRoot()}accounts/${encodeURIComponent(accountId)}`
 }
 
-interface TokenResponse {
-  access_token: string
-  expires_in: number
-  scope?: string
-}
-
 /** RFC 6749 §2.3.1: the client id and secret are form-urlencoded before they go into HTTP Basic. */
 function basic(clientId: string, secret: string): string {
   const encode = (value: string) => encodeURIComponent(value).replace(/%20/g, '+')
@@ -123,7 +119,7 @@ export async function signIn(accountId: string, clientId: string, secret: string
   }
   if (!response.ok) return tokenFailure(response)
   const token = (await response.json()) as TokenResponse
-  const scopes = new Set((token.scope ?? '').split(' ').filter(Boolean))
+  const scopes = new Set(token.scope.split(' ').filter(Boolean))
   if (!scopes.has(SCOPES.webhooksRead)) return `This client's token lacks ${SCOPES.webhooksRead}, which every page of the console needs.`
   startSession({ accountId, clientId, accessToken: token.access_token, scopes, expiresAt: Date.now() + token.expires_in * 1000 })
   return undefined

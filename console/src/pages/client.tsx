@@ -2,8 +2,8 @@ import { useState } from 'preact/hooks'
 import { api } from '../api.js'
 import { Link } from '../router.js'
 import { SCOPES, can } from '../session.js'
+import type { Client } from '../types.js'
 import { Copy, Empty, ErrorNote, isNotFound, useLoad } from '../ui.js'
-import type { Client } from './clients.js'
 
 // One client: its metadata, and (with herald:clients:write) an edit of the fields a person changes most.
 
@@ -11,9 +11,9 @@ type Fields = Record<'client_name' | 'redirect_uris' | 'scope' | 'backchannel_lo
 
 function fieldsOf(client: Client): Fields {
   return {
-    client_name: client.client_name ?? '',
-    redirect_uris: (client.redirect_uris ?? []).join('\n'),
-    scope: client.scope ?? '',
+    client_name: client.client_name,
+    redirect_uris: client.redirect_uris.join('\n'),
+    scope: client.scope,
     backchannel_logout_uri: client.backchannel_logout_uri ?? '',
   }
 }
@@ -76,7 +76,7 @@ function EditClient(props: { client: Client; path: string }) {
   return (
     <form class="card" onSubmit={submit} aria-label="Edit the client">
       <p class="muted small">
-        Grants: <span class="mono">{(props.client.grant_types ?? []).join(', ')}</span> · authentication: <span class="mono">{props.client.token_endpoint_auth_method}</span>
+        Grants: <span class="mono">{props.client.grant_types.join(', ')}</span> · authentication: <span class="mono">{props.client.token_endpoint_auth_method}</span>
       </p>
       <label for="edit-client-name">Name</label>
       <input id="edit-client-name" maxLength={200} {...field('client_name')} />

@@ -2,22 +2,12 @@ import { useState } from 'preact/hooks'
 import { type Page, api, query } from '../api.js'
 import { Link, type Place } from '../router.js'
 import { SCOPES, can } from '../session.js'
+import type { Client } from '../types.js'
 import { LoadState, Pager, Table } from '../list.js'
 import { Copy, Empty, ErrorNote, useLoad } from '../ui.js'
 
 // The account's OAuth clients: the list, registration with the main RFC 7591 fields, and per client a secret
 // rotation (the new secret shown once) and deletion; each client's page edits it.
-
-export interface Client {
-  client_id: string
-  client_name?: string
-  client_secret?: string
-  redirect_uris?: string[]
-  grant_types?: string[]
-  token_endpoint_auth_method?: string
-  scope?: string
-  backchannel_logout_uri?: string | null
-}
 
 const GRANTS = ['authorization_code', 'refresh_token', 'client_credentials'] as const
 const AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'none', 'private_key_jwt'] as const
@@ -94,7 +84,7 @@ export function Clients(props: { place: Place }) {
                 <Copy text={client.client_id} />
               </td>
               <td>{client.client_name || <span class="muted">—</span>}</td>
-              <td class="mono small">{(client.grant_types ?? []).join(', ')}</td>
+              <td class="mono small">{client.grant_types.join(', ')}</td>
               <td class="mono small wrap">{client.scope || <span class="muted">—</span>}</td>
               {writable && (
                 <td>

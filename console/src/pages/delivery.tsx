@@ -2,11 +2,9 @@ import { useState } from 'preact/hooks'
 import { ApiError, api } from '../api.js'
 import { Link } from '../router.js'
 import { SCOPES, can } from '../session.js'
-import type { Attempt, Delivery, HeraldEvent, Settings } from '../types.js'
+import type { Attempt, Delivery, DeliveryWithAttempts, HeraldEvent, Settings } from '../types.js'
 import { LoadState } from '../list.js'
 import { Copy, Empty, ErrorNote, Status, Time, isNotFound, useLoad } from '../ui.js'
-
-type DeliveryWithAttempts = Delivery & { attempts: Attempt[] }
 
 /** A number of seconds in the largest unit that keeps it readable: 5 s, 5 min, 2 h, 1 d 4 h. */
 export function duration(seconds: number): string {

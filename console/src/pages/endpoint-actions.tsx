@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks'
 import { type Page, api, query } from '../api.js'
 import { navigate } from '../router.js'
-import type { Delivery, Endpoint } from '../types.js'
+import type { Delivery, Endpoint, RecoveryJob } from '../types.js'
 import { Copy, ErrorNote } from '../ui.js'
 import { toLocalInput, toUtc } from './deliveries.js'
 
@@ -119,23 +119,16 @@ export function Secret(props: { endpointId: string }) {
   )
 }
 
-interface Job {
-  id: string
-  status: 'pending' | 'done'
-  requeued: number
-  finished_at: string | null
-}
-
 /** Queues the failed deliveries created since a time again, and follows the job until it is done. */
 export function Recover(props: { endpointId: string }) {
   const [since, setSince] = useState(() => toLocalInput(new Date(Date.now() - 86_400_000).toISOString()))
-  const [job, setJob] = useState<Job | undefined>()
+  const [job, setJob] = useState<RecoveryJob | undefined>()
   const [error, setError] = useState<unknown>()
   useEffect(() => {
     if (!job || job.status === 'done') return
     // The job runs in the background: its progress is read again each second until it is done.
     const timer = setTimeout(() => {
-      api<Job>('GET', `/webhooks/jobs/${encodeURIComponent(job.id)}`).then(setJob, setError)
+      api<RecoveryJob>('GET', `/webhooks/jobs/${encodeURIComponent(job.id)}`).then(setJob, setError)
     }, 1000)
     return () => clearTimeout(timer)
   }, [job])
@@ -144,7 +137,7 @@ export function Recover(props: { endpointId: string }) {
     setError(undefined)
     setJob(undefined)
     try {
-      setJob(await api<Job>('POST', path(props.endpointId, '/recover'), { since: toUtc(since) }))
+      setJob(await api<RecoveryJob>('POST', path(props.endpointId, '/recover'), { since: toUtc(since) }))
     } catch (recoverError) {
       setError(recoverError)
     }

@@ -1,6 +1,6 @@
 import { type Page, api, query } from '../api.js'
 import { Link } from '../router.js'
-import type { Delivery, HeraldEvent } from '../types.js'
+import type { Delivery, EventType, HeraldEvent } from '../types.js'
 import { LoadState } from '../list.js'
 import { Copy, Empty, ErrorNote, Time, isNotFound, useLoad } from '../ui.js'
 import { DeliveryTable } from './delivery-table.js'
@@ -64,13 +64,6 @@ export function EventPage(props: { id: string }) {
       )}
     </section>
   )
-}
-
-interface EventType {
-  name: string
-  description: string
-  example: unknown
-  custom: boolean
 }
 
 export function EventTypes() {

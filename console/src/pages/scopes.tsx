@@ -2,17 +2,12 @@ import { useState } from 'preact/hooks'
 import { ApiError, type Page, api, query } from '../api.js'
 import type { Place } from '../router.js'
 import { SCOPES, can } from '../session.js'
+import type { Scope } from '../types.js'
 import { LoadState, Pager, Table } from '../list.js'
 import { Empty, ErrorNote, useLoad } from '../ui.js'
 
 // The account's OAuth scopes: OpenID Connect's own (in every account, never deleted) and the custom ones clients may
 // be allowed; a scope some client still allows can't be deleted, and the API's 409 says which.
-
-interface Scope {
-  name: string
-  description: string
-  kind: 'oidc' | 'custom'
-}
 
 export function Scopes(props: { place: Place }) {
   const cursor = props.place.query.get('cursor')

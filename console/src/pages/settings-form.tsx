@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks'
-import { ApiError, type FieldError, api } from '../api.js'
-import type { Settings } from '../types.js'
+import { ApiError, api } from '../api.js'
+import type { FieldError, Settings } from '../types.js'
 import { ErrorNote } from '../ui.js'
 import { duration } from './delivery.js'
 import { RetryTimeline } from './retry-timeline.js'

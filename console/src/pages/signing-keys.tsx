@@ -2,18 +2,10 @@ import { useEffect, useRef, useState } from 'preact/hooks'
 import { ApiError, SessionEnded, api } from '../api.js'
 import { Table } from '../list.js'
 import { endSession, sessionKeyId } from '../session.js'
+import type { SigningKey } from '../types.js'
 import { ErrorNote, OkNote, Status, Time, useLoad } from '../ui.js'
 
 // The account's signing keys with their lifecycle; a routine rotation, and the revocation of a compromised key.
-
-interface SigningKey {
-  kid: string
-  alg: string
-  status: 'upcoming' | 'signing' | 'retiring' | 'retired' | 'revoked'
-  signs_from: string
-  retires_at: string | null
-  published_until: string | null
-}
 
 /** A key still in the key set can be revoked; a retired one has left it and signs nothing, a revoked one already is. */
 const revocable = (key: SigningKey) => key.status !== 'retired' && key.status !== 'revoked'

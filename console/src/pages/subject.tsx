@@ -1,26 +1,12 @@
 import { useState } from 'preact/hooks'
 import { type Page, api, query } from '../api.js'
 import { type Place, navigate } from '../router.js'
+import type { Consent, UserSession } from '../types.js'
 import { Table } from '../list.js'
 import { Empty, ErrorNote, Time, useLoad } from '../ui.js'
 
 // A user's browser sessions and remembered consents, looked up by subject (`?subject=` in the URL); ending a session
 // signs its browsers out, revoking a consent revokes the grants made under it.
-
-interface UserSession {
-  id: string
-  auth_time: string
-  amr: string[]
-  remembered: boolean
-  expires_at: string
-}
-
-interface Consent {
-  client_id: string
-  scope: string[]
-  expires_at: string | null
-  updated_at: string
-}
 
 export function SubjectPage(props: { place: Place }) {
   const subject = props.place.query.get('subject') ?? ''
