@@ -16,7 +16,7 @@ type Reply = { id: number; pair: KeyPairText } | { id: number; error: string }
  * asynchronous one would hand the work to libuv's pool, whose threads keep their normal priority.
  */
 const THREAD_SOURCE = `
-import { generateKeyPairSync } from 'node:crypto'
+import { createPublicKey, generateKeyPairSync } from 'node:crypto'
 import { setPriority } from 'node:os'
 import { parentPort } from 'node:worker_threads'
 // On Linux, priority 0 names the calling thread only (setpriority(2), NOTES): this thread takes the CPU only when
@@ -27,16 +27,21 @@ if (process.platform === 'linux') {
     setPriority(0, 19)
   } catch {}
 }
+// The pair comes encoded, from inside the call: no KeyObject of the call's own is exported afterwards. Node 20 can
+// deadlock a thread that exports such a KeyObject: the export holds the key's lock while it allocates, the allocation
+// may collect the finished call, and the call's destructor waits for that same lock. The JWK is read from a key
+// object made afresh, whose lock is its own.
+const PEM = { publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } }
 function generate(alg) {
-  if (alg === 'ES256') return generateKeyPairSync('ec', { namedCurve: 'P-256' })
-  if (alg === 'RS256') return generateKeyPairSync('rsa', { modulusLength: 2048 })
+  if (alg === 'ES256') return generateKeyPairSync('ec', { namedCurve: 'P-256', ...PEM })
+  if (alg === 'RS256') return generateKeyPairSync('rsa', { modulusLength: 2048, ...PEM })
   throw new Error('no key generation for ' + alg)
 }
 parentPort.on('message', ({ id, alg }) => {
   let reply
   try {
     const { publicKey, privateKey } = generate(alg)
-    reply = { id, pair: { publicJwk: publicKey.export({ format: 'jwk' }), privatePem: privateKey.export({ format: 'pem', type: 'pkcs8' }) } }
+    reply = { id, pair: { publicJwk: createPublicKey(publicKey).export({ format: 'jwk' }), privatePem: privateKey } }
   } catch (error) {
     reply = { id, error: error instanceof Error ? error.message : String(error) }
   }
