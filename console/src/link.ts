@@ -1,4 +1,4 @@
-import { accountBase, startSession, SCOPES } from './session.js'
+import { accountBase, jwtMember, startSession, SCOPES } from './session.js'
 import type { ConsoleToken } from './types.js'
 
 // A sign-in link (`herald console-link`, or the operator API) is `{PUBLIC_URL}/console/#account=ACCOUNT&link=CODE`.
@@ -23,14 +23,9 @@ export function takeSignInLink(): SignInLink | undefined {
 
 export const LINK_SPENT = 'This sign-in link was already used or has expired: each link works once, for at most 10 minutes. Ask for a new one (herald console-link), or sign in with a management client.'
 
-/** The `client_id` claim of the token (a JWT), for the header's hover text; the console never trusts it for more. */
+/** The `client_id` claim of the token (a JWT), for the header's hover text. */
 function clientOf(token: string): string {
-  try {
-    const payload = JSON.parse(atob(token.split('.')[1]!.replace(/-/g, '+').replace(/_/g, '/'))) as { client_id?: unknown }
-    return typeof payload.client_id === 'string' ? payload.client_id : 'sign-in link'
-  } catch {
-    return 'sign-in link'
-  }
+  return jwtMember(token, 1, 'client_id') ?? 'sign-in link'
 }
 
 /** Exchanges the link's code for a token held in memory; answers an error message, or nothing once signed in. */

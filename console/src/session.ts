@@ -44,16 +44,24 @@ export function can(scope: string): boolean {
   return current?.scopes.has(scope) ?? false
 }
 
-/** The key that signed the session's token (the `kid` of its JWT header), when it says. */
-export function sessionKeyId(): string | undefined {
-  const header = current?.accessToken.split('.')[0]
-  if (!header) return undefined
+/**
+ * A string member of a JWT's header (`section` 0) or claims (1), read without verifying anything: for what the console
+ * shows or compares, never for what it trusts.
+ */
+export function jwtMember(token: string, section: 0 | 1, name: string): string | undefined {
+  const part = token.split('.')[section]
+  if (!part) return undefined
   try {
-    const kid = (JSON.parse(atob(header.replace(/-/g, '+').replace(/_/g, '/'))) as { kid?: unknown }).kid
-    return typeof kid === 'string' ? kid : undefined
+    const value = (JSON.parse(atob(part.replace(/-/g, '+').replace(/_/g, '/'))) as Record<string, unknown>)[name]
+    return typeof value === 'string' ? value : undefined
   } catch {
     return undefined
   }
+}
+
+/** The key that signed the session's token (the `kid` of its JWT header), when it says. */
+export function sessionKeyId(): string | undefined {
+  return current && jwtMember(current.accessToken, 0, 'kid')
 }
 
 export function onSessionChange(listener: Listener): () => void {

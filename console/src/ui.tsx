@@ -41,6 +41,41 @@ export function OkNote(props: { text: string | undefined }) {
   )
 }
 
+/** An action's outcome as the page says it: what it did, or why it was refused. */
+export interface Outcome {
+  said: string | undefined
+  error: unknown
+  /** Runs `call`, forgetting the last outcome; says `done` once it has succeeded, and answers whether it did. */
+  run(call: () => Promise<unknown>, done: string): Promise<boolean>
+}
+
+export function useOutcome(): Outcome {
+  const [said, setSaid] = useState<string | undefined>()
+  const [error, setError] = useState<unknown>()
+  const run = async (call: () => Promise<unknown>, done: string) => {
+    setError(undefined)
+    setSaid(undefined)
+    try {
+      await call()
+      setSaid(done)
+      return true
+    } catch (callError) {
+      setError(callError)
+      return false
+    }
+  }
+  return { said, error, run }
+}
+
+export function OutcomeNote(props: { of: Outcome }) {
+  return (
+    <>
+      <OkNote text={props.of.said} />
+      {props.of.error !== undefined && <ErrorNote error={props.of.error} />}
+    </>
+  )
+}
+
 export function Empty(props: { title: string; children?: ComponentChildren }) {
   return (
     <div class="empty">

@@ -3,7 +3,7 @@ import { api } from '../api.js'
 import { Link } from '../router.js'
 import { SCOPES, can } from '../session.js'
 import type { Client } from '../types.js'
-import { Copy, Empty, ErrorNote, isNotFound, useLoad } from '../ui.js'
+import { Copy, Empty, ErrorNote, OkNote, isNotFound, useLoad } from '../ui.js'
 
 // One client: its metadata, and (with herald:clients:write) an edit of the fields a person changes most.
 
@@ -87,11 +87,7 @@ function EditClient(props: { client: Client; path: string }) {
       <label for="edit-client-logout">Back-channel logout URI (empty for none)</label>
       <input id="edit-client-logout" type="url" spellcheck={false} {...field('backchannel_logout_uri')} />
       {error !== undefined && <ErrorNote error={error} />}
-      {saved && (
-        <p class="ok" role="status">
-          Saved.
-        </p>
-      )}
+      <OkNote text={saved ? 'Saved.' : undefined} />
       <div class="actions">
         <button type="submit">Save</button>
       </div>

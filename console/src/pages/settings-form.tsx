@@ -2,9 +2,8 @@ import { useState } from 'preact/hooks'
 import { ApiError, api } from '../api.js'
 import type { FieldError, Settings } from '../types.js'
 import { ErrorNote } from '../ui.js'
-import { duration } from './delivery.js'
 import { RetryTimeline } from './retry-timeline.js'
-import { SETTING_FIELDS, SETTING_GROUPS, type SettingField, type SettingName, fromInput, parseDelays, toInput } from './settings-fields.js'
+import { SETTING_FIELDS, SETTING_GROUPS, type SettingField, type SettingName, fromInput, inWords, parseDelays, toInput } from './settings-fields.js'
 
 // The settings as a form: every field in the page's groups, lifetimes as seconds with their length in words beside,
 // the retry schedule as comma-separated seconds with its timeline. Only what changed is sent; the API checks it all.
@@ -39,7 +38,7 @@ function errorsBySetting(errors: readonly FieldError[]): Map<string, string[]> {
 function inWordsAsTyped(field: SettingField, input: string): string {
   const value = Number(input)
   if (input.trim() === '' || !Number.isFinite(value)) return ''
-  return field.kind === 'days' ? `${value} days` : duration(value)
+  return inWords(field, value)
 }
 
 export function EditSettings(props: { settings: Settings; onDone(saved?: { changed: SettingField[] }): void }) {

@@ -3,7 +3,7 @@ import { ApiError, SessionEnded, api } from '../api.js'
 import { Table } from '../list.js'
 import { endSession, sessionKeyId } from '../session.js'
 import type { SigningKey } from '../types.js'
-import { ErrorNote, OkNote, Status, Time, useLoad } from '../ui.js'
+import { ErrorNote, OutcomeNote, Status, Time, useLoad, useOutcome } from '../ui.js'
 
 // The account's signing keys with their lifecycle; a routine rotation, and the revocation of a compromised key.
 
@@ -12,20 +12,12 @@ const revocable = (key: SigningKey) => key.status !== 'retired' && key.status !=
 
 export function SigningKeys() {
   const keys = useLoad('keys', () => api<{ data: SigningKey[] }>('GET', '/keys'))
-  const [said, setSaid] = useState<string | undefined>()
-  const [error, setError] = useState<unknown>()
+  const outcome = useOutcome()
   const [confirming, setConfirming] = useState<SigningKey | undefined>()
   /** Calls the API, then says `done` and reads the keys again; a refusal is said in the API's words after `refused`. */
   const act = async (call: () => Promise<unknown>, done: string, refused: string) => {
-    setError(undefined)
-    setSaid(undefined)
-    try {
-      await call()
-      setSaid(done)
-      keys.reload()
-    } catch (actError) {
-      setError(actError instanceof ApiError ? new Error(`${refused}: ${actError.message}`) : actError)
-    }
+    const worded = () => call().catch((error: unknown) => Promise.reject(error instanceof ApiError ? new Error(`${refused}: ${error.message}`) : error))
+    if (await outcome.run(worded, done)) keys.reload()
   }
   const rotate = () => act(() => api('POST', '/keys/rotate'), 'Rotated: the new keys are published now and sign once cached key sets have expired.', "Can't rotate the keys")
   const revoke = (key: SigningKey) => {
@@ -49,8 +41,7 @@ export function SigningKeys() {
           Rotate keys
         </button>
       </div>
-      <OkNote text={said} />
-      {error !== undefined && <ErrorNote error={error} />}
+      <OutcomeNote of={outcome} />
       {confirming && <ConfirmRevoke key={confirming.kid} signingKey={confirming} onRevoke={() => void revoke(confirming)} onKeep={() => setConfirming(undefined)} />}
       {keys.error !== undefined && <ErrorNote error={keys.error} />}
       {keys.data && (

@@ -3,7 +3,7 @@ import { type Page, api, query } from '../api.js'
 import { type Place, navigate } from '../router.js'
 import type { Consent, UserSession } from '../types.js'
 import { Table } from '../list.js'
-import { Empty, ErrorNote, Time, useLoad } from '../ui.js'
+import { Empty, ErrorNote, OutcomeNote, Time, useLoad, useOutcome } from '../ui.js'
 
 // A user's browser sessions and remembered consents, looked up by subject (`?subject=` in the URL); ending a session
 // signs its browsers out, revoking a consent revokes the grants made under it.
@@ -43,29 +43,15 @@ function Subject(props: { subject: string }) {
   const consentsPath = `/oauth/consents${query({ subject: props.subject, limit: 200 })}`
   const sessions = useLoad(sessionsPath, () => api<Page<UserSession>>('GET', sessionsPath))
   const consents = useLoad(consentsPath, () => api<Page<Consent>>('GET', consentsPath))
-  const [said, setSaid] = useState<string | undefined>()
-  const [error, setError] = useState<unknown>()
+  const outcome = useOutcome()
   const act = async (path: string, done: string, reload: () => void) => {
-    setError(undefined)
-    setSaid(undefined)
-    try {
-      await api('DELETE', path)
-      setSaid(done)
-      reload()
-    } catch (actionError) {
-      setError(actionError)
-    }
+    if (await outcome.run(() => api('DELETE', path), done)) reload()
   }
   const endSession = (id: string) => act(`/oauth/sessions${query({ subject: props.subject, session_id: id })}`, `Session ${id} ended.`, sessions.reload)
   const revoke = (clientId: string) => act(`/oauth/consents${query({ subject: props.subject, client_id: clientId })}`, `Consent to ${clientId} revoked, with its grants.`, consents.reload)
   return (
     <>
-      {said && (
-        <p class="ok" role="status">
-          {said}
-        </p>
-      )}
-      {error !== undefined && <ErrorNote error={error} />}
+      <OutcomeNote of={outcome} />
       <h2>Sessions</h2>
       {sessions.error !== undefined && <ErrorNote error={sessions.error} />}
       {sessions.data && (

@@ -159,7 +159,7 @@ export class SettingsStore {
 function fromRow(row: AccountSettingsTable): AccountSettings {
   const { account_id: _account, updated_at: _updated, webhook_retry_schedule: schedule, require_par: requirePar, ...settings } = row
   // Added to the rest object rather than spread into a new literal: V8's optimized code gives each `{ ...x, y }`
-  // a hidden class of its own, and a cache of 10,000 accounts would keep 10,000 of them (about 0.5 KB each).
+  // a hidden class of its own, and the settings cache would keep one per account.
   return Object.assign(settings, { webhook_retry_schedule: JSON.parse(schedule) as number[], require_par: requirePar === 1 })
 }
 
