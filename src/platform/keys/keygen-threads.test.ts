@@ -35,12 +35,16 @@ describe('KeygenThreads', () => {
       const signature = sign('sha256', Buffer.from('payload'), privateKey)
       expect(verify('sha256', Buffer.from('payload'), createPublicKey({ key: pair.publicJwk, format: 'jwk' }), signature)).toBe(true)
     }
+    expect(isPairOf(importPrivateKey(ec.privatePem), rsa.publicJwk)).toBe(false)
   })
 
   it('answers every key asked of it when more are asked than it has threads, each a new pair', async () => {
     const threads = new KeygenThreads(2, 60_000)
     const pairs = await Promise.all(Array.from({ length: 6 }, () => threads.generate('ES256')))
     expect(new Set(pairs.map((pair) => pair.publicJwk.x)).size).toBe(6)
+    const [first, second] = pairs
+    if (!first || !second) throw new Error('six pairs were made')
+    expect(isPairOf(importPrivateKey(first.privatePem), second.publicJwk)).toBe(false)
   })
 
   it('rejects a key the thread failed to make with its error, and goes on making keys', async () => {

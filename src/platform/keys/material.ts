@@ -30,11 +30,15 @@ export function importPrivateKey(pem: string): KeyObject {
   return createPrivateKey({ key: pem, format: 'pem' })
 }
 
-/** Whether `privateKey` is the private half of `publicJwk`: a mismatch would sign tokens no verifier can check. */
+/**
+ * Whether `privateKey` is the private half of `publicJwk`: a mismatch would sign tokens no verifier can check.
+ * Compared as SPKI DER: exporting a JWK reads an EC key through OpenSSL's legacy EC_KEY interface, which leaves a
+ * legacy copy attached to the private key for as long as it is kept, about 2 KB per key.
+ */
 export function isPairOf(privateKey: KeyObject, publicJwk: JWK): boolean {
-  const derived = createPublicKey(privateKey).export({ format: 'jwk' })
-  if (derived.kty !== publicJwk.kty) return false
-  return derived.kty === 'EC' ? derived.crv === publicJwk.crv && derived.x === publicJwk.x && derived.y === publicJwk.y : derived.n === publicJwk.n && derived.e === publicJwk.e
+  const derived = createPublicKey(privateKey).export({ type: 'spki', format: 'der' })
+  const expected = createPublicKey({ key: publicJwk, format: 'jwk' }).export({ type: 'spki', format: 'der' })
+  return derived.equals(expected)
 }
 
 export interface JwtSigner {
