@@ -11,7 +11,7 @@ import { inList } from '../../platform/storage/in-list.js'
 import { sha256 } from '../../platform/crypto/random.js'
 import { looksLikeId } from '../../platform/ids.js'
 import { type ClientMetadata, DEFAULT_METADATA, clientKind, scopesOf } from './client-metadata.js'
-import { secretDigestOf } from './secrets.js'
+import { SharedValues, parseShared, sharedList, sharedString } from '../../platform/cache/shared-values.js'
 
 /** A client as the token endpoint and management auth use it, parsed once per cache load. */
 export interface RegisteredClient {
@@ -19,15 +19,13 @@ export interface RegisteredClient {
   accountId: string
   kind: ClientKind
   secretHash: string | null
-  /** The secret hash decoded, for `clientSecretMatches`. */
-  secretDigest: Buffer | null
   tokenEndpointAuthMethod: TokenEndpointAuthMethod
   grantTypes: ReadonlySet<string>
   /** The scopes the client may request, in registration order; requesting none grants them all. */
   scopes: readonly string[]
   metadata: ClientMetadata
-  /** A digest of the stored metadata, to tell a reloaded row that changed from one that did not (see isRowOf). */
-  metadataDigest: Buffer
+  /** A digest of the stored metadata (base64url), to tell a reloaded row that changed from one that did not (see isRowOf). */
+  metadataDigest: string
   /**
    * The credentials_changed_at column: when the credentials last changed, in ms, but never the same value twice
    * (see nextCredentialsVersion), so tokens carry it as the version they were issued under.
@@ -185,7 +183,7 @@ function isRowOf(client: RegisteredClient, row: ClientsTable): boolean {
     client.updatedAt === row.updated_at &&
     client.credentialsVersion === row.credentials_changed_at &&
     client.secretHash === row.secret_hash &&
-    client.metadataDigest.equals(sha256(row.metadata))
+    client.metadataDigest === metadataDigestOf(row.metadata)
   )
 }
 
@@ -215,29 +213,30 @@ function columnsOf(metadata: ClientMetadata): Pick<ClientsTable, 'name' | 'kind'
 }
 
 /** One set per combination of grant types, shared by every client that has it: there are few, and many clients. */
-const grantTypeSets = new Map<string, ReadonlySet<string>>()
+const grantTypeSets = new SharedValues<ReadonlySet<string>>(64)
 
 function grantTypeSet(grantTypes: readonly string[]): ReadonlySet<string> {
-  const key = [...grantTypes].sort().join(' ')
-  let set = grantTypeSets.get(key)
-  if (!set) grantTypeSets.set(key, (set = new Set(grantTypes)))
-  return set
+  return grantTypeSets.of([...grantTypes].sort().join(' '), () => new Set(grantTypes))
 }
 
+function metadataDigestOf(metadata: string): string {
+  return sha256(metadata).toString('base64url')
+}
+
+/** Built from shared values (see SharedValues): the cache keeps one client per account, of much the same metadata. */
 function fromRow(row: ClientsTable): RegisteredClient {
   // Metadata written by an older version lacks newer fields: the defaults fill them in.
-  const metadata: ClientMetadata = { ...DEFAULT_METADATA, ...(JSON.parse(row.metadata) as Partial<ClientMetadata>) }
+  const metadata: ClientMetadata = { ...DEFAULT_METADATA, ...(parseShared(row.metadata) as Partial<ClientMetadata>) }
   return {
     id: row.id,
     accountId: row.account_id,
-    kind: row.kind,
+    kind: sharedString(row.kind),
     secretHash: row.secret_hash,
-    secretDigest: row.secret_hash === null ? null : secretDigestOf(row.secret_hash),
-    tokenEndpointAuthMethod: row.token_endpoint_auth_method,
+    tokenEndpointAuthMethod: sharedString(row.token_endpoint_auth_method),
     grantTypes: grantTypeSet(metadata.grant_types),
-    scopes: scopesOf(metadata),
+    scopes: sharedList(scopesOf(metadata)),
     metadata,
-    metadataDigest: sha256(row.metadata),
+    metadataDigest: metadataDigestOf(row.metadata),
     credentialsVersion: row.credentials_changed_at,
     createdAt: row.created_at,
     updatedAt: row.updated_at,

@@ -1,5 +1,5 @@
 import { timingSafeEqual } from 'node:crypto'
-import { decodedToKeep, randomToken, sha256 } from '../../platform/crypto/random.js'
+import { randomToken, sha256 } from '../../platform/crypto/random.js'
 
 /**
  * Client secrets are 256 random bits made by Herald, never chosen by people. Against such a secret a slow
@@ -15,13 +15,9 @@ export function hashClientSecret(secret: string): string {
   return sha256(secret).toString('base64url')
 }
 
-/** A stored hash as bytes; the client cache keeps it, so the token endpoint does not decode it per request. */
-export function secretDigestOf(storedHash: string): Buffer {
-  return decodedToKeep(storedHash, 'base64url')
-}
-
 /** Constant-time: both sides are 32-byte digests, so nothing about the stored hash leaks through timing. */
-export function clientSecretMatches(presented: string, storedDigest: Buffer): boolean {
+export function clientSecretMatches(presented: string, storedHash: string): boolean {
+  const stored = Buffer.from(storedHash, 'base64url')
   const actual = sha256(presented)
-  return storedDigest.length === actual.length && timingSafeEqual(storedDigest, actual)
+  return stored.length === actual.length && timingSafeEqual(stored, actual)
 }

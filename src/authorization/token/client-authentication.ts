@@ -111,7 +111,7 @@ function checkPublic(client: RegisteredClient | undefined, allowPublic: boolean)
 /** Checks the client's secret and registered method; every failure looks the same to the caller. */
 function checkSecret(client: RegisteredClient | undefined, presented: Extract<PresentedCredentials, { secret: string }>): RegisteredClient {
   const basic = presented.method === 'client_secret_basic'
-  if (!client || client.secretDigest === null || !clientSecretMatches(presented.secret, client.secretDigest)) {
+  if (!client || client.secretHash === null || !clientSecretMatches(presented.secret, client.secretHash)) {
     throw invalidClient('Client authentication failed', basic)
   }
   if (client.tokenEndpointAuthMethod !== presented.method) {

@@ -4,6 +4,7 @@ import { type Awaitable, andThen } from '../cache/awaitable.js'
 import type { TtlCache } from '../cache/ttl-cache.js'
 import type { CacheInvalidation } from '../cache/invalidation.js'
 import { sameOrFresh } from '../cache/shallow-equal.js'
+import { sharedString } from '../cache/shared-values.js'
 import { notFound } from '../http/problems.js'
 import { looksLikeId, newId } from '../ids.js'
 import type { KeyStore } from '../keys/key-store.js'
@@ -156,7 +157,7 @@ function fromRow(row: AccountsTable): Account {
   return {
     id: row.id,
     name: row.name,
-    status: row.status,
+    status: sharedString(row.status),
     adminClientId: row.admin_client_id,
     createdAt: row.created_at,
     updatedAt: row.updated_at,

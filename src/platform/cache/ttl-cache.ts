@@ -120,7 +120,7 @@ export class TtlCache<V> {
         // `delete(key)` drops the load from #loading: one that raced an invalidation of its key is not stored.
         const current = this.#loading.get(key) === promise && generation === this.#generation
         if (value === undefined) this.#entries.delete(key)
-        else if (current) this.#entries.set(key, { value, readAt, refreshAt: readAt + this.ttlMs * (REFRESH_AHEAD_SHARE + REFRESH_SPREAD_SHARE * this.#random()) })
+        else if (current) this.#entries.set(detached(key), { value, readAt, refreshAt: readAt + this.ttlMs * (REFRESH_AHEAD_SHARE + REFRESH_SPREAD_SHARE * this.#random()) })
         return value
       })
       .finally(() => {
@@ -185,4 +185,12 @@ export class TtlCache<V> {
     this.#entries.clear()
     this.#loading.clear()
   }
+}
+
+/**
+ * A copy of `key` that holds on to no other string. V8 makes a substring (a route parameter) a view into the string
+ * it was cut from, so a cache that kept the substring as its key would keep the whole request URL with it.
+ */
+function detached(key: string): string {
+  return Buffer.from(key, 'utf8').toString('utf8')
 }
