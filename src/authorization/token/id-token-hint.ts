@@ -18,10 +18,10 @@ export async function verifyIdTokenHint(keys: KeyStore, accountId: string, issue
   try {
     const { payload, protectedHeader } = await compactVerify(
       token,
-      (header) => {
+      async (header) => {
         const key = header.kid === undefined ? undefined : published?.verificationKey(header.kid, now)
         if (!key || key.alg !== header.alg) throw new joseErrors.JWKSNoMatchingKey()
-        return key.publicJwk
+        return key.publicJwk()
       },
       { algorithms: ['RS256', 'ES256'] },
     )

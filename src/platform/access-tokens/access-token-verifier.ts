@@ -1,5 +1,6 @@
 import { errors as joseErrors, jwtVerify, type JWTPayload } from 'jose'
 import { LRUCache } from 'lru-cache'
+import { sharedString } from '../cache/shared-values.js'
 import type { Awaitable } from '../cache/awaitable.js'
 import type { Clock } from '../clock.js'
 import { sha256 } from '../crypto/random.js'
@@ -121,10 +122,10 @@ export class AccessTokenVerifier<C extends TokenClient> {
     try {
       const { payload, protectedHeader } = await jwtVerify(
         token,
-        (header) => {
+        async (header) => {
           const key = header.kid === undefined ? undefined : keys?.verificationKey(header.kid, now)
           if (!key || key.alg !== header.alg) throw new joseErrors.JWKSNoMatchingKey()
-          return key.publicJwk
+          return key.publicJwk()
         },
         {
           issuer,
@@ -161,5 +162,6 @@ function asClaims(payload: JWTPayload): AccessTokenClaims | undefined {
   if (typeof iss !== 'string' || typeof sub !== 'string' || aud === undefined || typeof exp !== 'number' || typeof iat !== 'number') return undefined
   if (typeof jti !== 'string' || typeof clientId !== 'string' || typeof scope !== 'string' || typeof cv !== 'number') return undefined
   if (gid !== undefined && typeof gid !== 'string') return undefined
-  return { iss, sub, aud, exp, iat, jti, client_id: clientId, scope, cv, ...(gid !== undefined && { gid }) }
+  // The verified tokens kept are many and their issuers, clients and scopes few: those strings are kept once.
+  return { iss: sharedString(iss), sub: sharedString(sub), aud: typeof aud === 'string' ? sharedString(aud) : aud, exp, iat, jti, client_id: sharedString(clientId), scope: sharedString(scope), cv, ...(gid !== undefined && { gid }) }
 }

@@ -1,37 +1,47 @@
 import type { JWK } from 'jose'
 import { LRUCache } from 'lru-cache'
+import { sharedString } from '../cache/shared-values.js'
 import type { SigningAlg, SigningKeysTable } from '../storage/schema.js'
 import type { JwtSigner } from './material.js'
 import { importPrivateKey, isPairOf } from './material.js'
 import type { KeyTimeline } from './policy.js'
 
-/** A key row as the key sets are loaded: everything but the sealed private key, which is read when first needed. */
-export type PublicKeyRow = Pick<SigningKeysTable, 'account_id' | 'id' | 'alg' | 'public_jwk'>
+/** A key row as the key sets are loaded: its identity alone; the public and private keys are read when first needed. */
+export type KeyRow = Pick<SigningKeysTable, 'account_id' | 'id' | 'alg'>
 
-/** Reads a key's sealed private key, opens it (refusing one sealed for another row) and answers it as PEM. */
-export type PrivateKeyReader = (accountId: string, kid: string) => Promise<string>
+/** Reads a key's halves from its row: the public JWK's text, and the sealed private key opened as PEM. */
+export interface KeyReader {
+  publicJwk(accountId: string, kid: string): Promise<string>
+  /** Refuses a private key sealed for another row. */
+  privateKey(accountId: string, kid: string): Promise<{ privatePem: string; publicJwk: string }>
+}
 
 /**
- * One key's material. The private key is read, opened and imported only when the key is first to sign, and kept
- * as a `KeyObject` from then on: an account's ID-token key costs nothing while it signs only access tokens, and no
- * sealed or plain text of a private key stays in memory. The public key is kept as its JWK text; each use parses it
- * afresh, so no imported copy (which jose would keep for as long as the object lives) outlives the verification.
+ * One key's material, read from its row only when first needed. The private key is read, opened and imported when
+ * the key is first to sign, and kept as a `KeyObject` from then on: an account's ID-token key costs nothing while it
+ * signs only access tokens, and no sealed or plain text of a private key stays in memory. The public key's JWK text
+ * is read when something first verifies with the key or publishes it, and kept; each use parses it afresh, so no
+ * imported copy (which jose would keep for as long as the object lives) outlives the verification.
  */
 class KeyMaterial {
   #signer: JwtSigner | undefined
-  #loading: Promise<JwtSigner> | undefined
+  #signerRead: Promise<JwtSigner> | undefined
+  #publicJwkText: string | undefined
+  #publicJwkRead: Promise<string> | undefined
 
   constructor(
     readonly accountId: string,
     readonly kid: string,
     readonly alg: SigningAlg,
-    readonly publicJwkText: string,
-    private readonly readPrivateKey: PrivateKeyReader,
+    private readonly reader: KeyReader,
   ) {}
 
-  /** Whether `row` holds this material: a row whose account or public key differs holds another. */
-  isIn(row: PublicKeyRow): boolean {
-    return this.accountId === row.account_id && this.alg === row.alg && this.publicJwkText === row.public_jwk
+  /**
+   * Whether `row` holds this material. Its id names it (ids are random and never reused), but a row of another
+   * account or algorithm under the same id is taken for another key.
+   */
+  isIn(row: KeyRow): boolean {
+    return this.accountId === row.account_id && this.alg === row.alg
   }
 
   /** The signer, once `loadSigner` has resolved; the same object for as long as the material is kept. */
@@ -39,25 +49,30 @@ class KeyMaterial {
     return this.#signer
   }
 
-  /** Reads and imports the private key; concurrent callers share one read, and a failed one is tried again next time. */
+  /**
+   * Reads and imports the private key; concurrent callers share one read, and a failed one is tried again next time.
+   * The read's promise is dropped once settled: the signer alone is kept.
+   */
   loadSigner(): Promise<JwtSigner> {
-    this.#loading ??= this.readPrivateKey(this.accountId, this.kid).then(
-      (pem) => {
-        const privateKey = importPrivateKey(pem)
-        if (!isPairOf(privateKey, this.publicJwk)) throw new Error(`The private key of ${this.kid} is not the one its public key belongs to`)
+    if (this.#signer) return Promise.resolve(this.#signer)
+    this.#signerRead ??= this.reader
+      .privateKey(this.accountId, this.kid)
+      .then(({ privatePem, publicJwk }) => {
+        const privateKey = importPrivateKey(privatePem)
+        if (!isPairOf(privateKey, JSON.parse(publicJwk) as JWK)) throw new Error(`The private key of ${this.kid} is not the one its public key belongs to`)
         return (this.#signer = { kid: this.kid, alg: this.alg, privateKey })
-      },
-      (error: unknown) => {
-        this.#loading = undefined
-        throw error
-      },
-    )
-    return this.#loading
+      })
+      .finally(() => (this.#signerRead = undefined))
+    return this.#signerRead
   }
 
-  /** The public JWK, a new object every time (see the class comment). */
-  get publicJwk(): JWK {
-    return JSON.parse(this.publicJwkText) as JWK
+  /** The public JWK, a new object every time (see the class comment); concurrent first callers share one read. */
+  async publicJwk(): Promise<JWK> {
+    if (this.#publicJwkText === undefined) {
+      this.#publicJwkRead ??= this.reader.publicJwk(this.accountId, this.kid).finally(() => (this.#publicJwkRead = undefined))
+      this.#publicJwkText = await this.#publicJwkRead
+    }
+    return JSON.parse(this.#publicJwkText) as JWK
   }
 }
 
@@ -95,30 +110,30 @@ export class LoadedKey implements KeyTimeline {
     )
   }
 
-  get publicJwk(): JWK {
-    return this.material.publicJwk
+  publicJwk(): Promise<JWK> {
+    return this.material.publicJwk()
   }
 }
 
 /**
  * Key material by key id, shared by every reload of every account's key set: a reload that finds a row as it was
  * reuses its material, so it never reads, decrypts or imports a private key again. A key's material never changes
- * once written; a row whose public key differs all the same is taken for another key.
+ * once written: Herald never rewrites a key's halves, and its ids are random and never reused.
  */
 export class KeyMaterials {
   readonly #byKid: LRUCache<string, KeyMaterial>
 
   constructor(
     maxEntries: number,
-    private readonly readPrivateKey: PrivateKeyReader,
+    private readonly reader: KeyReader,
   ) {
     this.#byKid = new LRUCache({ max: maxEntries })
   }
 
-  of(row: PublicKeyRow): KeyMaterial {
+  of(row: KeyRow): KeyMaterial {
     const known = this.#byKid.get(row.id)
     if (known?.isIn(row)) return known
-    const material = new KeyMaterial(row.account_id, row.id, row.alg, row.public_jwk, this.readPrivateKey)
+    const material = new KeyMaterial(row.account_id, row.id, sharedString(row.alg), this.reader)
     this.#byKid.set(row.id, material)
     return material
   }

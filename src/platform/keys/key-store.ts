@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely'
 import { type Clock, optionalRfc3339, toRfc3339 } from '../clock.js'
 import type { Awaitable } from '../cache/awaitable.js'
 import type { TtlCache } from '../cache/ttl-cache.js'
+import { sharedString } from '../cache/shared-values.js'
 import type { CacheInvalidation } from '../cache/invalidation.js'
 import type { SecretBox } from '../crypto/secret-box.js'
 import type { Outbox } from '../events/outbox.js'
@@ -10,7 +11,7 @@ import { looksLikeId, newId } from '../ids.js'
 import type { DB, SigningAlg, SigningKeysTable } from '../storage/schema.js'
 import type { Tx } from '../storage/transaction.js'
 import { inList } from '../storage/in-list.js'
-import { KeyMaterials, LoadedKey, type PublicKeyRow } from './key-material.js'
+import { KeyMaterials, LoadedKey, type KeyRow } from './key-material.js'
 import { type GeneratedKey, type JwtSigner, generateSigningKey } from './material.js'
 import { type KeyTimeline, planRotation, publishedKeysAt, signingKeyAt } from './policy.js'
 import { forAccount } from '../storage/account-queries.js'
@@ -81,7 +82,10 @@ export class KeyStore {
   ) {
     this.#cache = invalidation.cache('keys', { batch: (accountIds, cached) => this.#loadMany(accountIds, cached) })
     // During a rotation an algorithm has up to three published keys: retiring, signing and upcoming.
-    this.#materials = new KeyMaterials(cacheSize * SIGNING_ALGS.length * 3, (accountId, kid) => this.#openPrivateKey(accountId, kid))
+    this.#materials = new KeyMaterials(cacheSize * SIGNING_ALGS.length * 3, {
+      publicJwk: (accountId, kid) => this.#readPublicJwk(accountId, kid),
+      privateKey: (accountId, kid) => this.#openPrivateKey(accountId, kid),
+    })
   }
 
   keysOf(accountId: string): Awaitable<AccountKeys | undefined> {
@@ -210,22 +214,28 @@ export class KeyStore {
     return forAccount(db, accountId).selectFrom('signing_keys').selectAll().orderBy('signs_from').execute()
   }
 
-  /** A key's private key as PEM, opened from its row; a key sealed for another row is refused (SecretBox.open). */
-  async #openPrivateKey(accountId: string, kid: string): Promise<string> {
-    const row = await forAccount(this.db, accountId).selectFrom('signing_keys').select('private_key').where('id', '=', kid).executeTakeFirst()
+  async #readPublicJwk(accountId: string, kid: string): Promise<string> {
+    const row = await forAccount(this.db, accountId).selectFrom('signing_keys').select('public_jwk').where('id', '=', kid).executeTakeFirst()
     if (!row) throw new Error(`Key ${kid} of account ${accountId} is gone`)
-    return this.box.open(row.private_key, sealContext(accountId, kid))
+    return row.public_jwk
+  }
+
+  /** A key's private key as PEM, opened from its row (a key sealed for another row is refused: SecretBox.open), and its public JWK. */
+  async #openPrivateKey(accountId: string, kid: string): Promise<{ privatePem: string; publicJwk: string }> {
+    const row = await forAccount(this.db, accountId).selectFrom('signing_keys').select(['private_key', 'public_jwk']).where('id', '=', kid).executeTakeFirst()
+    if (!row) throw new Error(`Key ${kid} of account ${accountId} is gone`)
+    return { privatePem: this.box.open(row.private_key, sealContext(accountId, kid)), publicJwk: row.public_jwk }
   }
 
   /**
-   * The accounts' usable keys, each set by account; an account without one is left out. Private keys are not read
-   * here: each is read when its key first signs, and the material of a key already known is reused (KeyMaterials).
+   * The accounts' usable keys, each set by account; an account without one is left out. Neither half of a key is read
+   * here: each is read when first needed, and the material of a key already known is reused (KeyMaterials).
    */
   async #loadMany(accountIds: readonly string[], cached: (accountId: string) => AccountKeys | undefined): Promise<Map<string, AccountKeys>> {
     const now = this.clock.now()
     const rows = await this.db
       .selectFrom('signing_keys')
-      .select(['id', 'account_id', 'alg', 'public_jwk', 'signs_from', 'retires_at', 'published_until', 'revoked_at'])
+      .select(['id', 'account_id', 'alg', 'signs_from', 'retires_at', 'published_until', 'revoked_at'])
       .where('account_id', 'in', inList(accountIds))
       .where('revoked_at', 'is', null)
       .where((eb) => eb.or([eb('published_until', 'is', null), eb('published_until', '>', now)]))
@@ -252,13 +262,13 @@ function sealContext(accountId: string, kid: string): string {
   return `signing_keys:${accountId}:${kid}`
 }
 
-/** A key row as the key sets read it: its timeline and public key. */
-type KeySetRow = PublicKeyRow & Pick<SigningKeysTable, 'signs_from' | 'retires_at' | 'published_until' | 'revoked_at'>
+/** A key row as the key sets read it: its identity and timeline. */
+type KeySetRow = KeyRow & Pick<SigningKeysTable, 'signs_from' | 'retires_at' | 'published_until' | 'revoked_at'>
 
 function toTimeline(row: KeySetRow): KeyTimeline {
   return {
     kid: row.id,
-    alg: row.alg,
+    alg: sharedString(row.alg),
     signsFrom: row.signs_from,
     retiresAt: row.retires_at,
     publishedUntil: row.published_until,

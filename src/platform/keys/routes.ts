@@ -52,7 +52,7 @@ export function keyRoutes(app: App, deps: KeyRouteDeps): void {
       const published = keys?.published(deps.clock.now()) ?? []
       return reply
         .header('cache-control', `public, max-age=${JWKS_MAX_AGE_SECONDS}`)
-        .send({ keys: published.map((key) => key.publicJwk) })
+        .send({ keys: await Promise.all(published.map((key) => key.publicJwk())) })
     },
   )
 
