@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import { openHerald } from '../herald.js'
 import type { Config } from '../platform/config.js'
+import { boundHeapGrowth } from '../platform/heap-growth.js'
 import { createLogger } from '../platform/logger.js'
 import { isDatabaseUnavailable } from '../platform/storage/unavailable.js'
 import { buildServer, buildWorkerServer } from '../server.js'
@@ -12,6 +13,7 @@ import { buildServer, buildWorkerServer } from '../server.js'
 export async function serve(config: Config): Promise<number> {
   const log = createLogger(config.logLevel)
   surviveStrayDatabaseErrors(log)
+  boundHeapGrowth()
   const herald = await openHerald({ config, log })
   try {
     await herald.startBackgroundWork()
@@ -35,6 +37,7 @@ export async function serve(config: Config): Promise<number> {
 export async function work(config: Config): Promise<number> {
   const log = createLogger(config.logLevel)
   surviveStrayDatabaseErrors(log)
+  boundHeapGrowth()
   const herald = await openHerald({ config, log })
   try {
     await herald.startBackgroundWork()
