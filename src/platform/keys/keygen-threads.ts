@@ -16,15 +16,20 @@ type Reply = { id: number; pair: KeyPairText } | { id: number; error: string }
  * asynchronous one would hand the work to libuv's pool, whose threads keep their normal priority.
  */
 const THREAD_SOURCE = `
+import { execFileSync } from 'node:child_process'
 import { createPublicKey, generateKeyPairSync } from 'node:crypto'
+import { readlinkSync } from 'node:fs'
 import { setPriority } from 'node:os'
 import { parentPort } from 'node:worker_threads'
 // On Linux, priority 0 names the calling thread only (setpriority(2), NOTES): this thread takes the CPU only when
-// the event loop does not want it. Elsewhere it would lower the whole process, so it is left alone there. Lowering
-// needs no privilege, but a sandbox may forbid the call; keys made at normal priority beat no keys.
+// the event loop does not want it. Elsewhere it would lower the whole process, so it is left alone there. Then the
+// thread asks for SCHED_IDLE (sched(7)), through chrt(1) and the thread's id in /proc/thread-self: a thread at nice
+// 19 may still finish its time slice before a woken event loop runs, while one under SCHED_IDLE gives way at once.
+// Either needs no privilege, but a sandbox may forbid it; keys made at normal priority beat no keys.
 if (process.platform === 'linux') {
   try {
     setPriority(0, 19)
+    execFileSync('chrt', ['--idle', '--pid', '0', readlinkSync('/proc/thread-self').split('/').pop()], { stdio: 'ignore' })
   } catch {}
 }
 // The pair comes encoded, from inside the call: no KeyObject of the call's own is exported afterwards. Node 20 can
