@@ -1,4 +1,5 @@
 import { compactVerify, errors as joseErrors } from 'jose'
+import { KeyReadFailure } from '../../platform/keys/key-material.js'
 import type { KeyStore } from '../../platform/keys/key-store.js'
 
 /** What an `id_token_hint` tells: whose session, for which clients. */
@@ -30,7 +31,8 @@ export async function verifyIdTokenHint(keys: KeyStore, accountId: string, issue
     if (claims.iss !== issuer || typeof claims.sub !== 'string') return undefined
     const audience = typeof claims.aud === 'string' ? [claims.aud] : Array.isArray(claims.aud) ? claims.aud.filter((value): value is string => typeof value === 'string') : []
     return { subject: claims.sub, audience, sessionId: typeof claims.sid === 'string' ? claims.sid : null }
-  } catch {
+  } catch (error) {
+    if (error instanceof KeyReadFailure) throw error
     return undefined
   }
 }

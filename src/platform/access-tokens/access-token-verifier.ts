@@ -1,6 +1,7 @@
 import { errors as joseErrors, jwtVerify, type JWTPayload } from 'jose'
 import { LRUCache } from 'lru-cache'
 import { sharedString } from '../cache/shared-values.js'
+import { KeyReadFailure } from '../keys/key-material.js'
 import type { Awaitable } from '../cache/awaitable.js'
 import type { Clock } from '../clock.js'
 import { sha256 } from '../crypto/random.js'
@@ -67,7 +68,8 @@ export interface VerifyOptions {
  * revocation): signed by one of the account's published keys, `typ` at+jwt, issued by the account's issuer,
  * unexpired on the injected clock, naming a client that still exists and whose credentials have not changed
  * since (the token's `cv` is still the client's credentials version), and not revoked. The cheap checks come
- * first; the revocation lookup is the only database read, and only a token that passed everything else reaches it.
+ * first; the revocation lookup is the only database read once a key's public half has been read (on its first
+ * verification), and only a token that passed everything else reaches it.
  */
 export class AccessTokenVerifier<C extends TokenClient> {
   /**
@@ -141,6 +143,7 @@ export class AccessTokenVerifier<C extends TokenClient> {
       this.#verified.set(cacheKey, { claims, kid: protectedHeader.kid ?? '', alg: protectedHeader.alg })
       return claims
     } catch (error) {
+      if (error instanceof KeyReadFailure) throw error
       if (error instanceof joseErrors.JWTExpired) return 'expired'
       if (error instanceof joseErrors.JWTClaimValidationFailed) {
         return (error.claim === 'iss' || error.claim === 'aud') && error.reason === 'check_failed' ? 'foreign' : 'malformed'

@@ -24,7 +24,7 @@ export class SharedValues<T extends object | string> {
   }
 }
 
-/** Strings longer than this are taken for one row's own (a key, a URL list's text) and not looked up. */
+/** Strings (and lists, by their JSON text) longer than this are taken for one row's own, and not looked up. */
 const LONGEST_SHARED_STRING = 512
 const strings = new SharedValues<string>(4096)
 const lists = new SharedValues<readonly string[]>(1024)
@@ -33,9 +33,10 @@ export function sharedString<S extends string>(value: S): S {
   return value.length > LONGEST_SHARED_STRING ? value : (strings.of(value, () => value) as S)
 }
 
-/** A frozen list, shared by every row that holds the same strings in the same order. */
+/** A frozen list, shared by every row that holds the same strings in the same order; a long one is its row's own. */
 export function sharedList(values: readonly string[]): readonly string[] {
-  return lists.of(JSON.stringify(values), () => values.map(sharedString))
+  const key = JSON.stringify(values)
+  return key.length > LONGEST_SHARED_STRING ? values : lists.of(key, () => values.map(sharedString))
 }
 
 /** JSON.parse, with every string and list of strings shared (see SharedValues): for documents a cache keeps. */

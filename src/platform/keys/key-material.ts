@@ -76,6 +76,13 @@ class KeyMaterial {
   }
 }
 
+/**
+ * A key's public half could not be read: the database failed, not the token. jose's key resolvers pass it on, and
+ * their callers, which take any other error for a bad token, rethrow it, so that an outage answers 503 (its cause is
+ * the database's error) rather than calling a good token invalid.
+ */
+export class KeyReadFailure extends Error {}
+
 /** A key as the token endpoint signs with it and verifiers check with it: its timeline now, its material once. */
 export class LoadedKey implements KeyTimeline {
   readonly kid: string
@@ -110,8 +117,11 @@ export class LoadedKey implements KeyTimeline {
     )
   }
 
+  /** Rejects with a KeyReadFailure, naming what failed as its cause. */
   publicJwk(): Promise<JWK> {
-    return this.material.publicJwk()
+    return this.material.publicJwk().catch((error: unknown) => {
+      throw new KeyReadFailure(`The public key of ${this.kid} could not be read`, { cause: error })
+    })
   }
 }
 

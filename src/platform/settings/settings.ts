@@ -3,6 +3,7 @@ import type { Clock } from '../clock.js'
 import type { Awaitable } from '../cache/awaitable.js'
 import type { TtlCache } from '../cache/ttl-cache.js'
 import type { CacheInvalidation } from '../cache/invalidation.js'
+import { sameOrFresh } from '../cache/shallow-equal.js'
 import { SharedValues } from '../cache/shared-values.js'
 import type { AccountSettingsTable, DB } from '../storage/schema.js'
 import type { Tx } from '../storage/transaction.js'
@@ -88,7 +89,7 @@ export class SettingsStore {
     private readonly invalidation: CacheInvalidation,
     private readonly outbox: Outbox,
   ) {
-    this.#cache = invalidation.cache('settings', { batch: (accountIds) => this.#readMany(accountIds) })
+    this.#cache = invalidation.cache('settings', { batch: (accountIds, cached) => this.#readMany(accountIds, cached) })
   }
 
   /** The account's settings, from the cache; undefined only for an account that does not exist. */
@@ -101,9 +102,9 @@ export class SettingsStore {
     return row && fromRow(row)
   }
 
-  async #readMany(accountIds: readonly string[]): Promise<Map<string, AccountSettings>> {
+  async #readMany(accountIds: readonly string[], cached: (accountId: string) => AccountSettings | undefined): Promise<Map<string, AccountSettings>> {
     const rows = await this.db.selectFrom('account_settings').selectAll().where('account_id', 'in', inList(accountIds)).execute()
-    return new Map(rows.map((row) => [row.account_id, sharedSettings(fromRow(row))]))
+    return new Map(rows.map((row) => [row.account_id, sameOrFresh(cached(row.account_id), sharedSettings(fromRow(row)))]))
   }
 
   /**
@@ -158,12 +159,15 @@ export class SettingsStore {
 
 /**
  * Most accounts keep the defaults, or the same few changes to them: the cache holds one frozen record per distinct
- * set of values, which a reload that finds a row unchanged answers again (so the cache keeps what it had).
+ * set of values, as long as there are not many more distinct sets than this.
  */
 const distinctSettings = new SharedValues<AccountSettings>(1024)
 
 function sharedSettings(settings: AccountSettings): AccountSettings {
-  return distinctSettings.of(JSON.stringify(settings), () => settings)
+  return distinctSettings.of(JSON.stringify(settings), () => {
+    Object.freeze(settings.webhook_retry_schedule)
+    return settings
+  })
 }
 
 function fromRow(row: AccountSettingsTable): AccountSettings {
