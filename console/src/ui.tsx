@@ -96,13 +96,14 @@ export interface Loaded<T> {
   reload(): void
 }
 
-/** Loads `load()` whenever `key` changes (and on reload), keeping the last answer while the next one comes. */
+/** Loads `load()` whenever `key` changes, and on reload, which keeps the last answer while the next one comes. */
 export function useLoad<T>(key: string, load: () => Promise<T>): Loaded<T> {
   const [state, setState] = useState<{ key: string; data?: T; error?: unknown; loading: boolean }>({ key, loading: true })
   const [round, setRound] = useState(0)
   useEffect(() => {
     let live = true
-    setState((previous) => ({ ...previous, key, loading: true }))
+    // A reload keeps what it shows until the answer comes; another key (a filter, a page) shows nothing of the last.
+    setState((previous) => (previous.key === key ? { ...previous, loading: true } : { key, loading: true }))
     load().then(
       (data) => live && setState({ key, data, loading: false }),
       (error: unknown) => live && setState({ key, error, loading: false }),

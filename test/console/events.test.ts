@@ -42,6 +42,8 @@ forEachConsole('the console lists, shows and publishes events in Chromium', (dia
     await page.getByRole('button', { name: 'Apply filter' }).click()
     await page.waitForURL((url) => url.searchParams.get('type') === 'order.placed')
     await page.getByRole('cell', { name: 'invoice.paid' }).waitFor({ state: 'detached' })
+    // The filtered list's rows, once they come: the page shows none of the unfiltered list's meanwhile.
+    await page.locator('tr[data-event]').first().waitFor()
     expect(await page.locator('tr[data-event]').count()).toBe(1)
     await lookAt(page, dialect, 'events')
 
