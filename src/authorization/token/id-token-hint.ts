@@ -1,6 +1,6 @@
-import { compactVerify, errors as joseErrors } from 'jose'
+import { compactVerify } from 'jose'
 import { KeyReadFailure } from '../../platform/keys/key-material.js'
-import type { KeyStore } from '../../platform/keys/key-store.js'
+import { type KeyStore, verificationJwk } from '../../platform/keys/key-store.js'
 
 /** What an `id_token_hint` tells: whose session, for which clients. */
 export interface IdTokenHint {
@@ -19,11 +19,7 @@ export async function verifyIdTokenHint(keys: KeyStore, accountId: string, issue
   try {
     const { payload, protectedHeader } = await compactVerify(
       token,
-      async (header) => {
-        const key = header.kid === undefined ? undefined : published?.verificationKey(header.kid, now)
-        if (!key || key.alg !== header.alg) throw new joseErrors.JWKSNoMatchingKey()
-        return key.publicJwk()
-      },
+      verificationJwk(published, now),
       { algorithms: ['RS256', 'ES256'] },
     )
     if (protectedHeader.typ !== undefined && protectedHeader.typ !== 'JWT') return undefined

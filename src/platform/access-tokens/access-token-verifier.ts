@@ -5,7 +5,7 @@ import { KeyReadFailure } from '../keys/key-material.js'
 import type { Awaitable } from '../cache/awaitable.js'
 import type { Clock } from '../clock.js'
 import { sha256 } from '../crypto/random.js'
-import type { KeyStore } from '../keys/key-store.js'
+import { type KeyStore, verificationJwk } from '../keys/key-store.js'
 
 /** The claims of a Herald access token (RFC 9068 §2.2), as the token endpoint issues them. */
 export interface AccessTokenClaims {
@@ -124,11 +124,7 @@ export class AccessTokenVerifier<C extends TokenClient> {
     try {
       const { payload, protectedHeader } = await jwtVerify(
         token,
-        async (header) => {
-          const key = header.kid === undefined ? undefined : keys?.verificationKey(header.kid, now)
-          if (!key || key.alg !== header.alg) throw new joseErrors.JWKSNoMatchingKey()
-          return key.publicJwk()
-        },
+        verificationJwk(keys, now),
         {
           issuer,
           ...(audience !== undefined && { audience }),

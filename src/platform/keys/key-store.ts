@@ -1,3 +1,4 @@
+import { type JWK, type JWSHeaderParameters, errors as joseErrors } from 'jose'
 import type { Kysely } from 'kysely'
 import { type Clock, optionalRfc3339, toRfc3339 } from '../clock.js'
 import type { Awaitable } from '../cache/awaitable.js'
@@ -52,6 +53,19 @@ export class AccountKeys {
   }
 }
 
+/**
+ * jose's key resolver for a token of the account: the published key its header names, under the algorithm the
+ * header says (JWKSNoMatchingKey otherwise). A key whose public half can't be read rejects with KeyReadFailure, which
+ * the caller rethrows rather than taking the token for a bad one.
+ */
+export function verificationJwk(keys: AccountKeys | undefined, now: number): (header: JWSHeaderParameters) => Promise<JWK> {
+  return async (header) => {
+    const key = header.kid === undefined ? undefined : keys?.verificationKey(header.kid, now)
+    if (!key || key.alg !== header.alg) throw new joseErrors.JWKSNoMatchingKey()
+    return key.publicJwk()
+  }
+}
+
 export interface KeyView {
   kid: string
   alg: SigningAlg
@@ -83,7 +97,7 @@ export class KeyStore {
     this.#cache = invalidation.cache('keys', { batch: (accountIds, cached) => this.#loadMany(accountIds, cached) })
     // During a rotation an algorithm has up to three published keys: retiring, signing and upcoming.
     this.#materials = new KeyMaterials(cacheSize * SIGNING_ALGS.length * 3, {
-      publicJwk: (accountId, kid) => this.#readPublicJwk(accountId, kid),
+      publicJwk: async (accountId, kid) => (await this.#halves(accountId, kid)).public_jwk,
       privateKey: (accountId, kid) => this.#openPrivateKey(accountId, kid),
     })
   }
@@ -214,16 +228,16 @@ export class KeyStore {
     return forAccount(db, accountId).selectFrom('signing_keys').selectAll().orderBy('signs_from').execute()
   }
 
-  async #readPublicJwk(accountId: string, kid: string): Promise<string> {
-    const row = await forAccount(this.db, accountId).selectFrom('signing_keys').select('public_jwk').where('id', '=', kid).executeTakeFirst()
+  /** A key's halves as its row stores them: the public JWK's text and the sealed private key. */
+  async #halves(accountId: string, kid: string): Promise<Pick<SigningKeysTable, 'public_jwk' | 'private_key'>> {
+    const row = await forAccount(this.db, accountId).selectFrom('signing_keys').select(['public_jwk', 'private_key']).where('id', '=', kid).executeTakeFirst()
     if (!row) throw new Error(`Key ${kid} of account ${accountId} is gone`)
-    return row.public_jwk
+    return row
   }
 
   /** A key's private key as PEM, opened from its row (a key sealed for another row is refused: SecretBox.open), and its public JWK. */
   async #openPrivateKey(accountId: string, kid: string): Promise<{ privatePem: string; publicJwk: string }> {
-    const row = await forAccount(this.db, accountId).selectFrom('signing_keys').select(['private_key', 'public_jwk']).where('id', '=', kid).executeTakeFirst()
-    if (!row) throw new Error(`Key ${kid} of account ${accountId} is gone`)
+    const row = await this.#halves(accountId, kid)
     return { privatePem: this.box.open(row.private_key, sealContext(accountId, kid)), publicJwk: row.public_jwk }
   }
 
