@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { idBoundary, looksLikeId, newId } from './ids.js'
+import { idBoundary, looksLikeId, madeBefore, newId } from './ids.js'
 
 const CROCKFORD_BODY = /^[0-9A-HJKMNP-TV-Z]{26}$/
 
@@ -65,5 +65,16 @@ describe('idBoundary', () => {
     expect(newId('dlv', at - 1) < idBoundary('dlv', at)).toBe(true)
     expect(idBoundary('dlv', at) <= newId('dlv', at)).toBe(true)
     expect(looksLikeId('dlv', idBoundary('dlv', at))).toBe(true)
+  })
+})
+
+describe('madeBefore', () => {
+  it('orders ids of any prefixes as they were made, within a millisecond and across them', () => {
+    const [event, subscription, delivery] = [newId('evt', 1_700_000_000_000), newId('sub', 1_700_000_000_000), newId('dlv', 1_700_000_000_000)]
+    expect(madeBefore(event, subscription)).toBe(true)
+    expect(madeBefore(subscription, delivery)).toBe(true)
+    expect(madeBefore(subscription, event)).toBe(false)
+    expect(madeBefore(event, event)).toBe(false)
+    expect(madeBefore(newId('sub', 1_700_000_000_002), newId('evt', 1_700_000_000_001))).toBe(false)
   })
 })

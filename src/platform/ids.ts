@@ -86,6 +86,14 @@ function encodeTime(ms: number): string {
   return time
 }
 
+/**
+ * Whether the id `earlier` was made before `later`, whatever their prefixes: exact for ids made by one process, to the
+ * millisecond for ids made by two.
+ */
+export function madeBefore(earlier: string, later: string): boolean {
+  return earlier.slice(earlier.indexOf('_') + 1) < later.slice(later.indexOf('_') + 1)
+}
+
 const ID_PATTERN = /^[a-z]+_[0-9A-HJKMNP-TV-Z]{26}$/
 
 export function looksLikeId(prefix: IdPrefix, value: string): boolean {

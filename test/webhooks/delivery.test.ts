@@ -59,6 +59,29 @@ forEachDialect((dialect) => {
     })
   })
 
+  describe("Herald's own events, fanned out by a worker that comes to them later", () => {
+    const own = useHerald(dialect, { ...LOCAL_DELIVERY, worker: false })
+
+    it('go to the subscriptions made before each event, not to one made since', async () => {
+      const account = await createAccount(own.current)
+      const api = await webhookApi(account, own.current.clock)
+      const before = await subscribedEndpoint(api, receiver.current.url, ['oauth.client.*'])
+      const first = await api.post<{ client_id: string }>('/oauth/clients', { client_name: 'first', grant_types: ['client_credentials'] })
+      const since = await subscribedEndpoint(api, `${receiver.current.url}/since`, ['oauth.client.*'])
+      const second = await api.post<{ client_id: string }>('/oauth/clients', { client_name: 'second', grant_types: ['client_credentials'] })
+
+      // Both events wait in the outbox until now: the worker fans them out after the second subscription exists.
+      own.current.herald.webhooks.worker.start()
+      await own.current.herald.webhooks.worker.runPass()
+      const { body } = await api.get<{ data: Delivery[] }>('/webhooks/deliveries?event_type=oauth.client.created')
+      const received = body.data.map((delivery) => [delivery.endpoint_id, delivery.status]).sort()
+      expect(received).toEqual([[before.id, 'succeeded'], [before.id, 'succeeded'], [since.id, 'succeeded']].sort())
+      const toSince = receiver.current.requests.filter((request) => request.path.endsWith('/since'))
+      expect(toSince.map((request) => (JSON.parse(request.body) as { data: { client_id: string } }).data.client_id)).toEqual([second.body.client_id])
+      expect(first.body.client_id).not.toBe(second.body.client_id)
+    })
+  })
+
   describe('retries on the schedule', () => {
     it('records 500, 500, 200 as three attempts with rising times', async () => {
       const account = await createAccount(h.current)

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely'
 import type { Clock } from '../../platform/clock.js'
 import type { StatementSignal } from '../../platform/notifications/notifications.js'
-import { newId } from '../../platform/ids.js'
+import { madeBefore, newId } from '../../platform/ids.js'
 import type { DB } from '../../platform/storage/schema.js'
 import { type Tx, transaction } from '../../platform/storage/transaction.js'
 import type { SqlDialect } from '../../platform/storage/dialects/index.js'
@@ -17,7 +17,8 @@ export interface FannedEvent {
 }
 
 /**
- * Turns events into deliveries: one per subscribed endpoint whose patterns match, `pending` for an active
+ * Turns events into deliveries: one per endpoint with a subscription made before the event whose patterns match,
+ * `pending` for an active
  * endpoint and `held` for a disabled one (see insertDeliveries). It runs in the transaction that marks the events
  * fanned out, so an event is fanned out exactly once: published events in their publishing transaction, outbox
  * events in a batch claimed by a worker, never by the request that recorded them. Cross-account: a batch holds
@@ -51,14 +52,19 @@ export class FanOut {
     return { rows, wake: rows.length > 0 ? this.wake.inStatement('deliveries') : undefined }
   }
 
-  /** One delivery per subscribed endpoint whose patterns match. `db` is the caller's transaction when there is one. */
+  /**
+   * One delivery per subscribed endpoint whose patterns match. Herald's own events are fanned out when a worker comes
+   * to them, so a subscription made since the event was recorded would otherwise get it or not as the worker's timing
+   * fell; as with Stripe's and Svix's endpoints, a subscription gets the events recorded after it was made.
+   * `db` is the caller's transaction when there is one.
+   */
   async #plan(db: Kysely<DB>, events: readonly FannedEvent[], now: number): Promise<NewDelivery[]> {
     const rows: NewDelivery[] = []
     for (const event of events) {
       const routes = await this.endpoints.routes(db, event.account_id)
       const matched = new Set<string>()
       for (const route of routes) {
-        if (route.patterns.some((pattern) => matchesPattern(pattern, event.type))) matched.add(route.endpointId)
+        if (madeBefore(route.subscriptionId, event.id) && route.patterns.some((pattern) => matchesPattern(pattern, event.type))) matched.add(route.endpointId)
       }
       for (const endpointId of matched) {
         rows.push({ id: newId('dlv', now), account_id: event.account_id, event_id: event.id, event_type: event.type, endpoint_id: endpointId, created_at: now })

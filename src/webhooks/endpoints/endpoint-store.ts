@@ -27,6 +27,8 @@ export interface DeliveryTarget {
 export interface Route {
   endpointId: string
   patterns: readonly string[]
+  /** The subscription's id, which orders it among the account's events (see FanOut). */
+  subscriptionId: string
 }
 
 /**
@@ -60,8 +62,8 @@ export class EndpointStore {
   }
 
   async #readRoutes(db: Kysely<DB>, accountId: string): Promise<Route[]> {
-    const rows = await forAccount(db, accountId).selectFrom('webhook_subscriptions').select(['endpoint_id', 'event_types']).execute()
-    return rows.map((row) => ({ endpointId: row.endpoint_id, patterns: JSON.parse(row.event_types) as string[] }))
+    const rows = await forAccount(db, accountId).selectFrom('webhook_subscriptions').select(['id', 'endpoint_id', 'event_types']).execute()
+    return rows.map((row) => ({ endpointId: row.endpoint_id, patterns: JSON.parse(row.event_types) as string[], subscriptionId: row.id }))
   }
 
   /**
