@@ -405,10 +405,11 @@ export function decodeJwt(token) {
 /**
  * Self time per function of a V8 .cpuprofile, highest first, and per "area" (a package under node_modules,
  * Herald's dist/, node internals, or V8's own pseudo-frames such as (garbage collector)). With `window`
- * ({ fromUs, toUs } on the monotonic clock, which V8's profiler and process.hrtime share on Linux), only the
- * samples taken inside it count, so start-up and set-up are left out.
+ * ({ fromUs, toUs } on the monotonic clock, which V8's profiler and process.hrtime share on Linux, or a list of
+ * them), only the samples taken inside it count, so start-up and set-up are left out.
  */
 export function summarizeProfile(file, { top = 25, window } = {}) {
+  const windows = window === undefined ? undefined : [window].flat()
   const profile = JSON.parse(readFileSync(file, 'utf8'))
   const byId = new Map(profile.nodes.map((node) => [node.id, node]))
   const selfMicros = new Map()
@@ -417,7 +418,7 @@ export function summarizeProfile(file, { top = 25, window } = {}) {
   let inWindow = 0
   for (let i = 0; i < samples.length; i++) {
     at += timeDeltas[i] ?? 0
-    if (window && (at < window.fromUs || at > window.toUs)) continue
+    if (windows && !windows.some(({ fromUs, toUs }) => at >= fromUs && at <= toUs)) continue
     inWindow++
     // A sample stands for the time until the next one.
     const delta = timeDeltas[i + 1] ?? 0
