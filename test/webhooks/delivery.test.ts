@@ -65,9 +65,14 @@ forEachDialect((dialect) => {
     it('go to the subscriptions made before each event, not to one made since', async () => {
       const account = await createAccount(own.current)
       const api = await webhookApi(account, own.current.clock)
+      // A millisecond between the steps: the order then shows in the ids' times, whatever other ids were made.
+      const step = () => own.current.clock.advance(1)
       const before = await subscribedEndpoint(api, receiver.current.url, ['oauth.client.*'])
+      step()
       const first = await api.post<{ client_id: string }>('/oauth/clients', { client_name: 'first', grant_types: ['client_credentials'] })
+      step()
       const since = await subscribedEndpoint(api, `${receiver.current.url}/since`, ['oauth.client.*'])
+      step()
       const second = await api.post<{ client_id: string }>('/oauth/clients', { client_name: 'second', grant_types: ['client_credentials'] })
 
       // Both events wait in the outbox until now: the worker fans them out after the second subscription exists.

@@ -17,8 +17,7 @@ export interface FannedEvent {
 }
 
 /**
- * Turns events into deliveries: one per endpoint with a subscription made before the event whose patterns match,
- * `pending` for an active
+ * Turns events into deliveries: one per subscribed endpoint whose patterns match, `pending` for an active
  * endpoint and `held` for a disabled one (see insertDeliveries). It runs in the transaction that marks the events
  * fanned out, so an event is fanned out exactly once: published events in their publishing transaction, outbox
  * events in a batch claimed by a worker, never by the request that recorded them. Cross-account: a batch holds
@@ -33,9 +32,13 @@ export class FanOut {
     private readonly clock: Clock,
   ) {}
 
-  /** Creates the deliveries of `events` in `tx`; answers how many. */
+  /** Creates the deliveries of `events`, published in `tx`, in it; answers how many. */
   async deliver(tx: Tx, events: readonly FannedEvent[], now: number): Promise<number> {
-    const planned = await this.#plan(tx.db, events, now)
+    return this.#deliver(tx, events, now, false)
+  }
+
+  async #deliver(tx: Tx, events: readonly FannedEvent[], now: number, fromOutbox: boolean): Promise<number> {
+    const planned = await this.#plan(tx.db, events, now, fromOutbox)
     if (planned.length === 0) return 0
     const { rows } = await insertDeliveries(this.dialect, planned).execute(tx.db)
     // Held deliveries wait for their endpoint; only pending ones are work for a worker.
@@ -48,23 +51,23 @@ export class FanOut {
    * `events` to insert with insertDeliveries, and the wake-up that statement must evaluate if it inserts a pending one.
    */
   async planForStatement(events: readonly FannedEvent[], now: number): Promise<{ rows: NewDelivery[]; wake: StatementSignal | undefined }> {
-    const rows = await this.#plan(this.db, events, now)
+    const rows = await this.#plan(this.db, events, now, false)
     return { rows, wake: rows.length > 0 ? this.wake.inStatement('deliveries') : undefined }
   }
 
   /**
-   * One delivery per subscribed endpoint whose patterns match. Herald's own events are fanned out when a worker comes
-   * to them, so a subscription made since the event was recorded would otherwise get it or not as the worker's timing
-   * fell; as with Stripe's and Svix's endpoints, a subscription gets the events recorded after it was made.
+   * One delivery per subscribed endpoint whose patterns match. An event from the outbox was recorded some time before
+   * a worker came to it, and goes only to the subscriptions made before it: else one made in between would get it or
+   * not as the worker's timing fell. Their ids say which came first (to the millisecond between two processes).
    * `db` is the caller's transaction when there is one.
    */
-  async #plan(db: Kysely<DB>, events: readonly FannedEvent[], now: number): Promise<NewDelivery[]> {
+  async #plan(db: Kysely<DB>, events: readonly FannedEvent[], now: number, fromOutbox: boolean): Promise<NewDelivery[]> {
     const rows: NewDelivery[] = []
     for (const event of events) {
       const routes = await this.endpoints.routes(db, event.account_id)
       const matched = new Set<string>()
       for (const route of routes) {
-        if (madeBefore(route.subscriptionId, event.id) && route.patterns.some((pattern) => matchesPattern(pattern, event.type))) matched.add(route.endpointId)
+        if ((!fromOutbox || madeBefore(route.subscriptionId, event.id)) && route.patterns.some((pattern) => matchesPattern(pattern, event.type))) matched.add(route.endpointId)
       }
       for (const endpointId of matched) {
         rows.push({ id: newId('dlv', now), account_id: event.account_id, event_id: event.id, event_type: event.type, endpoint_id: endpointId, created_at: now })
@@ -87,7 +90,7 @@ export class FanOut {
     const events = await this.dialect.forUpdate(waiting, { skipLocked: true }).execute()
     if (events.length === 0) return 0
     const now = this.clock.now()
-    await this.deliver(tx, events, now)
+    await this.#deliver(tx, events, now, true)
     await tx.db.updateTable('events').set({ fanned_out_at: now }).where('id', 'in', events.map((event) => event.id)).execute()
     return events.length
   }
