@@ -19,6 +19,7 @@ import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import autocannon from 'autocannon'
 import pg from 'pg'
+import { percentile } from './deliveries.mjs'
 import { ROOT, formatMs, freePort, load, pinSelf, LOAD_CORE, startNode, summarizeProfile, waitForHttp } from './support.mjs'
 
 const POSTGRES_ADMIN_URL = process.env.HERALD_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
@@ -138,9 +139,9 @@ async function profileRound(origin, accounts, server, kind, dir) {
   const spec = requests(origin, accounts, kind === 'tokens' ? tokenRequest : introspectionRequest)
   // A round first, so that the profile shows the steady state rather than each account's first request.
   await load({ label: `${kind} warm-up`, url: origin, ...spec, connections: CONNECTIONS, seconds: ROUND_SECONDS, pid: server.pid })
-  const fromUs = Number(process.hrtime.bigint() / 1000n)
+  const fromUs = nowUs()
   const result = await load({ label: `${kind} profiled`, url: origin, ...spec, connections: CONNECTIONS, seconds: ROUND_SECONDS, pid: server.pid })
-  const window = { fromUs, toUs: Number(process.hrtime.bigint() / 1000n) }
+  const window = { fromUs, toUs: nowUs() }
   const summary = await stopProfiled(server, dir, window)
   console.log(`${kind} spread under --cpu-prof: ${result.rps.toFixed(0)} req/s`)
   printProfile(summary)
@@ -227,7 +228,6 @@ async function creationLatency(env, probe, count, pid) {
     )
     probing.on('response', (_client, _status, _bytes, responseTime) => latencies[phase].push(responseTime))
   })
-  const nowUs = () => Number(process.hrtime.bigint() / 1000n)
   const window = []
   let created = 0
   let creatingSeconds = 0
@@ -251,7 +251,8 @@ async function creationLatency(env, probe, count, pid) {
   }
   probing.stop()
   await running
-  return { idle: percentiles(latencies.idle), during: percentiles(latencies.creating), created, seconds: creatingSeconds, rssMb: rssOf(pid), window }
+  const p99 = (values) => ({ p99: percentile(values, 0.99), requests: values.length })
+  return { idle: p99(latencies.idle), during: p99(latencies.creating), created, seconds: creatingSeconds, rssMb: rssOf(pid), window }
 }
 
 async function createAccount(env) {
@@ -263,10 +264,9 @@ async function createAccount(env) {
   if (response.status !== 201) throw new Error(`account creation answered ${response.status}: ${await response.text()}`)
 }
 
-function percentiles(latencies) {
-  const sorted = latencies.toSorted((a, b) => a - b)
-  const at = (share) => sorted[Math.min(sorted.length - 1, Math.floor(share * sorted.length))]
-  return { p50: at(0.5), p99: at(0.99), requests: sorted.length }
+/** The monotonic clock in µs, which V8's profiler shares (see summarizeProfile). */
+function nowUs() {
+  return Number(process.hrtime.bigint() / 1000n)
 }
 
 function report(dialect, options, rounds, latency) {
