@@ -68,7 +68,9 @@ forEachDialect((dialect) => {
         recorder.statements.length = 0
         const response = await list(path)
         expect(response.status, `${path}: ${response.text}`).toBe(200)
-        const statements = recorder.statements.filter((statement) => new RegExp(`\\bfrom "?${table}"?`, 'i').test(statement.sql))
+        // Only the list's own statements: a lookup by id that the request makes on the side (the caller's client,
+        // refreshed ahead of its cache expiry at a random moment) rightly walks the primary key.
+        const statements = recorder.statements.filter((statement) => new RegExp(`\\bfrom "?${table}"?`, 'i').test(statement.sql) && /\border by\b/i.test(statement.sql))
         expect(statements.length, `${path}: no statement read ${table}`).toBeGreaterThan(0)
         for (const statement of statements) {
           const scans = await scansOf(h, statement, table)
