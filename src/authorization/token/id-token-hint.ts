@@ -1,6 +1,7 @@
 import { compactVerify } from 'jose'
 import { KeyReadFailure } from '../../platform/keys/key-material.js'
-import { type KeyStore, verificationJwk } from '../../platform/keys/key-store.js'
+import { verificationJwk } from '../../platform/keys/account-keys.js'
+import type { KeyStore } from '../../platform/keys/key-store.js'
 
 /** What an `id_token_hint` tells: whose session, for which clients. */
 export interface IdTokenHint {

@@ -5,7 +5,8 @@ import { KeyReadFailure } from '../keys/key-material.js'
 import type { Awaitable } from '../cache/awaitable.js'
 import type { Clock } from '../clock.js'
 import { sha256 } from '../crypto/random.js'
-import { type KeyStore, verificationJwk } from '../keys/key-store.js'
+import { verificationJwk } from '../keys/account-keys.js'
+import type { KeyStore } from '../keys/key-store.js'
 
 /** The claims of a Herald access token (RFC 9068 §2.2), as the token endpoint issues them. */
 export interface AccessTokenClaims {

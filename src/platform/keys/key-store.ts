@@ -1,9 +1,7 @@
-import { type JWK, type JWSHeaderParameters, errors as joseErrors } from 'jose'
 import type { Kysely } from 'kysely'
-import { type Clock, optionalRfc3339, toRfc3339 } from '../clock.js'
+import type { Clock } from '../clock.js'
 import type { Awaitable } from '../cache/awaitable.js'
 import type { TtlCache } from '../cache/ttl-cache.js'
-import { sharedString } from '../cache/shared-values.js'
 import type { CacheInvalidation } from '../cache/invalidation.js'
 import type { SecretBox } from '../crypto/secret-box.js'
 import type { Outbox } from '../events/outbox.js'
@@ -12,12 +10,12 @@ import { looksLikeId, newId } from '../ids.js'
 import type { DB, SigningAlg, SigningKeysTable } from '../storage/schema.js'
 import type { Tx } from '../storage/transaction.js'
 import { inList } from '../storage/in-list.js'
-import { KeyMaterials, LoadedKey, type KeyRow } from './key-material.js'
-import { type GeneratedKey, type JwtSigner, generateSigningKey } from './material.js'
-import { type KeyTimeline, planRotation, publishedKeysAt, signingKeyAt } from './policy.js'
 import { forAccount } from '../storage/account-queries.js'
-
-export { LoadedKey } from './key-material.js'
+import { AccountKeys, type KeySetRow, toTimeline } from './account-keys.js'
+import { KeyMaterials, LoadedKey } from './key-material.js'
+import { type KeyView, publicKeyEventData, toView } from './key-views.js'
+import { type GeneratedKey, generateSigningKey } from './material.js'
+import { type KeyTimeline, planRotation, signingKeyAt } from './policy.js'
 
 /** Every account has one key line per algorithm: ES256 for access tokens by default, RS256 for ID tokens. */
 export const SIGNING_ALGS: readonly SigningAlg[] = ['ES256', 'RS256']
@@ -26,55 +24,6 @@ export const SIGNING_ALGS: readonly SigningAlg[] = ['ES256', 'RS256']
 export interface NewKey extends GeneratedKey {
   kid: string
   alg: SigningAlg
-}
-
-/** An account's usable keys; which one signs is decided by the clock. */
-export class AccountKeys {
-  constructor(readonly keys: readonly LoadedKey[]) {}
-
-  /** The key that signs for `alg` at `now`, its private key read first if nothing has signed with it yet. */
-  signer(alg: SigningAlg, now: number): Awaitable<JwtSigner | undefined> {
-    const key = signingKeyAt(this.keys, alg, now)
-    return key && (key.material.signer ?? key.material.loadSigner())
-  }
-
-  published(now: number): LoadedKey[] {
-    return publishedKeysAt(this.keys, now)
-  }
-
-  /** A key that may verify a token at `now`; revoked and unpublished keys are never returned. */
-  verificationKey(kid: string, now: number): LoadedKey | undefined {
-    return this.published(now).find((key) => key.kid === kid)
-  }
-
-  /** The same keys, with the same timelines and material. */
-  sameAs(other: AccountKeys): boolean {
-    return this.keys.length === other.keys.length && this.keys.every((key, index) => key.sameAs(other.keys[index]))
-  }
-}
-
-/**
- * jose's key resolver for a token of the account: the published key its header names, under the algorithm the
- * header says (JWKSNoMatchingKey otherwise). A key whose public half can't be read rejects with KeyReadFailure, which
- * the caller rethrows rather than taking the token for a bad one.
- */
-export function verificationJwk(keys: AccountKeys | undefined, now: number): (header: JWSHeaderParameters) => Promise<JWK> {
-  return async (header) => {
-    const key = header.kid === undefined ? undefined : keys?.verificationKey(header.kid, now)
-    if (!key || key.alg !== header.alg) throw new joseErrors.JWKSNoMatchingKey()
-    return key.publicJwk()
-  }
-}
-
-export interface KeyView {
-  kid: string
-  alg: SigningAlg
-  status: 'upcoming' | 'signing' | 'retiring' | 'retired' | 'revoked'
-  created_at: string
-  signs_from: string
-  retires_at: string | null
-  published_until: string | null
-  revoked_at: string | null
 }
 
 /**
@@ -276,40 +225,3 @@ function sealContext(accountId: string, kid: string): string {
   return `signing_keys:${accountId}:${kid}`
 }
 
-/** A key row as the key sets read it: its identity and timeline. */
-type KeySetRow = KeyRow & Pick<SigningKeysTable, 'signs_from' | 'retires_at' | 'published_until' | 'revoked_at'>
-
-function toTimeline(row: KeySetRow): KeyTimeline {
-  return {
-    kid: row.id,
-    alg: sharedString(row.alg),
-    signsFrom: row.signs_from,
-    retiresAt: row.retires_at,
-    publishedUntil: row.published_until,
-    revokedAt: row.revoked_at,
-  }
-}
-
-function toView(row: SigningKeysTable, now: number): KeyView {
-  return {
-    kid: row.id,
-    alg: row.alg,
-    status: keyStatus(row, now),
-    created_at: toRfc3339(row.created_at),
-    signs_from: toRfc3339(row.signs_from),
-    retires_at: optionalRfc3339(row.retires_at),
-    published_until: optionalRfc3339(row.published_until),
-    revoked_at: optionalRfc3339(row.revoked_at),
-  }
-}
-
-function keyStatus(row: SigningKeysTable, now: number): KeyView['status'] {
-  if (row.revoked_at !== null) return 'revoked'
-  if (row.signs_from > now) return 'upcoming'
-  if (row.retires_at === null || row.retires_at > now) return 'signing'
-  return row.published_until !== null && row.published_until <= now ? 'retired' : 'retiring'
-}
-
-function publicKeyEventData(view: KeyView): object {
-  return { kid: view.kid, alg: view.alg, signs_from: view.signs_from }
-}
