@@ -7,9 +7,10 @@ import { ThrottledWarning } from '../../platform/throttled-warning.js'
 import type { EndpointStore } from '../endpoints/endpoint-store.js'
 import type { StatusSweeps } from '../endpoints/status-sweeps.js'
 import type { WebhookMetrics } from '../metrics.js'
-import { type AttemptOutcome, type ClaimedDelivery, isSuccess } from './attempt.js'
+import type { AttemptOutcome, ClaimedDelivery } from './attempt.js'
 import type { DeliveryQueue } from './delivery-queue.js'
 import type { FanOut } from './fan-out.js'
+import { OutcomeWriter } from './outcome-writer.js'
 import type { RecoveryJobs } from './recovery-jobs.js'
 import type { Sender } from './sender.js'
 import type { WakeSignal, WorkKind } from './wake.js'
@@ -30,8 +31,6 @@ export interface WorkerOptions {
 /** Everything but what the configuration decides (see openWebhooks). */
 export const DEFAULT_WORKER_OPTIONS: Omit<WorkerOptions, 'concurrency' | 'leaseMs'> = { batch: 500, flushIntervalMs: 10, idlePollMs: 5000 }
 
-/** Completions written per flush at most; more wait for the next one. */
-const FLUSH_BATCH = 1000
 /**
  * After failed passes or writes in a row (the database went away), wait this long before the next: at most 1.5 s, so
  * work resumes soon after the database is back.
@@ -63,16 +62,13 @@ export class DeliveryWorker {
   /** `#inFlight` per endpoint: what the claims count against each endpoint's cap for this process. */
   readonly #inFlightTo = new Map<string, number>()
   readonly #sends = new Set<Promise<void>>()
-  #completed: AttemptOutcome[] = []
-  /** A flush since the last look at the next due time recorded an attempt that failed: a retry may be due. */
+  readonly #outcomes: OutcomeWriter
+  /** A write since the last look at the next due time recorded an attempt that failed: a retry may be due. */
   #retriesScheduled = false
   /** The last claim left due deliveries for lack of room. */
   #capped = false
-  #flushTimer: NodeJS.Timeout | undefined
-  #flushing: Promise<void> | undefined
-  /** Passes, and writes of completions, that failed in a row: each waits longer before the next try. */
+  /** Passes that failed in a row: each waits longer before the next try. */
   #passFailures = 0
-  #flushFailures = 0
   /** While the database is unavailable every pass, write and endpoint lookup fails: a line now and then says so. */
   readonly #unavailable = new ThrottledWarning('the webhook worker cannot reach the database; backing off')
 
@@ -90,6 +86,23 @@ export class DeliveryWorker {
     private readonly options: WorkerOptions,
   ) {
     wake.on((kind) => this.wake(kind, COALESCE_MS))
+    this.#outcomes = new OutcomeWriter(queue, metrics, log, this.#unavailable, FAILURE_BACKOFF, options.flushIntervalMs, {
+      attemptsInFlight: () => this.#inFlight,
+      stopped: () => this.#stopped,
+      // What the last claim had to leave can go out now, without waiting for the write: a claim counts this
+      // process's attempts by what it is still sending, not by what is recorded (see DeliveryQueue.claim).
+      writing: () => {
+        if (this.#capped) this.wake('deliveries')
+      },
+      // Noted once written: a pass that looked up the next due time during the write could not see these retries.
+      written: (retries) => {
+        if (retries) this.#retriesScheduled = true
+      },
+      // Idle now: a pass looks for when the next retry is due, if a write since the last look scheduled one.
+      drained: () => {
+        if (this.#inFlight === 0 && this.#retriesScheduled) this.wake('deliveries')
+      },
+    })
   }
 
   start(): void {
@@ -104,10 +117,7 @@ export class DeliveryWorker {
     clearTimeout(this.#timer)
     await this.#passing
     await Promise.all(this.#sends)
-    clearTimeout(this.#flushTimer)
-    await this.#flush()
-    // A write that failed just now is not tried again: the leases run out and the deliveries are attempted again.
-    clearTimeout(this.#flushTimer)
+    await this.#outcomes.close()
   }
 
   get running(): boolean {
@@ -124,7 +134,7 @@ export class DeliveryWorker {
     this.wake()
     while (this.#passing) await this.#passing
     while (this.#sends.size > 0) await Promise.all(this.#sends)
-    while (this.#flushing) await this.#flushing
+    await this.#outcomes.settled()
   }
 
   /**
@@ -225,11 +235,8 @@ export class DeliveryWorker {
         if (left === 0) this.#inFlightTo.delete(delivery.endpointId)
         else this.#inFlightTo.set(delivery.endpointId, left)
         this.#sends.delete(sending)
-        if (outcome) {
-          this.metrics.attempted(outcome)
-          this.#completed.push(outcome)
-        }
-        this.#scheduleFlush()
+        if (outcome) this.metrics.attempted(outcome)
+        this.#outcomes.ended(outcome)
       })
     this.#sends.add(sending)
   }
@@ -241,77 +248,12 @@ export class DeliveryWorker {
     return this.sender.send(delivery, target)
   }
 
-  /** Flushes at once when a batch is full or nothing else is in flight to join it, else after a short wait. */
-  #scheduleFlush(): void {
-    // After a failed write the next one waits for its back-off timer.
-    if (this.#completed.length === 0 || this.#flushFailures > 0) return
-    if (this.#completed.length >= FLUSH_BATCH || this.#inFlight === 0) {
-      clearTimeout(this.#flushTimer)
-      this.#flushTimer = undefined
-      void this.#flush()
-    } else if (!this.#flushTimer) {
-      this.#flushAfter(this.options.flushIntervalMs)
-    }
-  }
-
-  #flushAfter(delayMs: number): void {
-    this.#flushTimer = setTimeout(() => {
-      this.#flushTimer = undefined
-      void this.#flush()
-    }, delayMs)
-  }
-
-  /** Writes the completed attempts; one flush at a time, each taking what has accumulated. */
-  async #flush(): Promise<void> {
-    while (this.#flushing) await this.#flushing
-    const batch = this.#completed.splice(0, FLUSH_BATCH)
-    if (batch.length === 0) return
-    // What the last claim had to leave can go out now, without waiting for this write: a claim counts this
-    // process's attempts by what it is still sending, not by what is recorded (see DeliveryQueue.claim).
-    if (this.#capped) this.wake('deliveries')
-    const retries = batch.some((outcome) => !isSuccess(outcome.responseStatus))
-    let retryInMs: number | undefined
-    // An endpoint's deletion can deadlock with the write (see Endpoints.delete).
-    this.#flushing = retryingDeadlocks(() => this.queue.complete(batch))
-      .then((finished) => {
-        this.#flushFailures = 0
-        for (const { status } of finished) this.metrics.finished(status)
-        // Noted once written: a pass that looked up the next due time during the write could not see these retries.
-        if (retries) this.#retriesScheduled = true
-      })
-      .catch((error: unknown) => {
-        if (isDatabaseUnavailable(error) && !this.#stopped) {
-          // Written once the database is back, so the receivers' answers count and the deliveries aren't sent again.
-          // Should a lease run out first and another worker claim the delivery, the write finds its token gone and
-          // leaves the new owner's result alone.
-          this.#completed.unshift(...batch)
-          retryInMs = backoffDelay(++this.#flushFailures, FAILURE_BACKOFF)
-          this.#unavailable.report(this.log, error)
-          return
-        }
-        // Nothing is lost: the leases run out and the deliveries are attempted again.
-        this.log.warn({ err: error, attempts: batch.length }, 'could not record webhook attempts; their deliveries will be retried when their leases end')
-      })
-      .finally(() => {
-        this.#flushing = undefined
-      })
-    await this.#flushing
-    if (retryInMs !== undefined) {
-      clearTimeout(this.#flushTimer)
-      this.#flushAfter(retryInMs)
-      return
-    }
-    if (this.#completed.length > 0) this.#scheduleFlush()
-    // Idle now: a pass looks for when the next retry is due, if a write since the last look scheduled one.
-    else if (this.#inFlight === 0 && this.#retriesScheduled) this.wake('deliveries')
-  }
-
   async #scheduleNext(rateLimited: boolean): Promise<void> {
     if (this.#stopped) return
     const now = this.clock.now()
     let delay = this.options.idlePollMs
     if (rateLimited) delay = 1000 - (now % 1000)
-    // With attempts in flight, the flush that leaves the worker idle starts a pass that looks for the next due
+    // With attempts in flight, the write that leaves the worker idle starts a pass that looks for the next due
     // time then, if a failed attempt may have scheduled a retry: no query per pass while the worker is busy.
     else if (this.#inFlight === 0) {
       this.#retriesScheduled = false
