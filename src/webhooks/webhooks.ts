@@ -16,6 +16,7 @@ import { FanOut } from './delivery/fan-out.js'
 import { RecoveryJobs } from './delivery/recovery-jobs.js'
 import { DEFAULT_SENDER_OPTIONS, type LogoutTokenSource, Sender } from './delivery/sender.js'
 import { WakeSignal } from './delivery/wake.js'
+import { EndpointSecrets } from './endpoints/endpoint-secrets.js'
 import { EndpointStore } from './endpoints/endpoint-store.js'
 import { ClientLogoutEndpoints } from './endpoints/client-logout-endpoints.js'
 import { EndpointStats } from './endpoints/endpoint-stats.js'
@@ -29,6 +30,7 @@ import { Subscriptions } from './subscriptions/subscriptions.js'
 /** The webhook area, wired: what the API routes use, the worker, and the housekeeping. */
 export interface Webhooks {
   endpoints: Endpoints
+  endpointSecrets: EndpointSecrets
   /** The endpoints of clients' back-channel logout, for the authorization area. */
   clientLogoutEndpoints: ClientLogoutEndpoints
   stats: EndpointStats
@@ -78,6 +80,7 @@ export function openWebhooks({ config, database, box, clock, log, notifications,
   const stats = new EndpointStats(db, dialect, clock)
   return {
     endpoints,
+    endpointSecrets: new EndpointSecrets(db, store, clock),
     clientLogoutEndpoints: new ClientLogoutEndpoints(endpoints, dialect, wake, clock),
     stats,
     subscriptions: new Subscriptions(db, store, clock),

@@ -3,6 +3,8 @@ import type { CacheInvalidation } from '../../platform/cache/invalidation.js'
 import type { Awaitable } from '../../platform/cache/awaitable.js'
 import type { TtlCache } from '../../platform/cache/ttl-cache.js'
 import type { SecretBox } from '../../platform/crypto/secret-box.js'
+import { notFound } from '../../platform/http/problems.js'
+import { looksLikeId } from '../../platform/ids.js'
 import type { SqlDialect } from '../../platform/storage/dialects/index.js'
 import { forAccount } from '../../platform/storage/account-queries.js'
 import type { DB, EndpointStatus, WebhookEndpointsTable } from '../../platform/storage/schema.js'
@@ -73,6 +75,13 @@ export class EndpointStore {
   async read(db: Kysely<DB>, accountId: string, endpointId: string, forChange = false): Promise<WebhookEndpointsTable | undefined> {
     const query = forAccount(db, accountId).selectFrom('webhook_endpoints').selectAll().where('id', '=', endpointId)
     return (forChange ? this.dialect.forUpdate(query) : query).executeTakeFirst()
+  }
+
+  /** The endpoint's row, read as `read` does; 404 when the account has no endpoint of that id. */
+  async existing(db: Kysely<DB>, accountId: string, endpointId: string, forChange = false): Promise<WebhookEndpointsTable> {
+    const row = looksLikeId('ep', endpointId) ? await this.read(db, accountId, endpointId, forChange) : undefined
+    if (!row) throw notFound(`Endpoint ${endpointId}`)
+    return row
   }
 
   seal(accountId: string, endpointId: string, secret: string): string {

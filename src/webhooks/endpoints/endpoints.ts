@@ -1,35 +1,20 @@
 import type { Kysely } from 'kysely'
-import { type Clock, optionalRfc3339, toRfc3339 } from '../../platform/clock.js'
+import type { Clock } from '../../platform/clock.js'
 import type { Outbox } from '../../platform/events/outbox.js'
-import { ProblemError, notFound } from '../../platform/http/problems.js'
-import { looksLikeId, newId } from '../../platform/ids.js'
+import { ProblemError } from '../../platform/http/problems.js'
+import { newId } from '../../platform/ids.js'
 import { decodeCursor, type Page, toPage } from '../../platform/pagination.js'
 import type { SqlDialect } from '../../platform/storage/dialects/index.js'
 import { forAccount } from '../../platform/storage/account-queries.js'
 import type { DB, EndpointDisabledReason, EndpointStatus, WebhookEndpointsTable } from '../../platform/storage/schema.js'
 import { retryingDeadlocks, type Tx, transaction } from '../../platform/storage/transaction.js'
-import { cancellation } from '../delivery/deliveries.js'
-import { generateSecret, secretKey } from '../delivery/signing.js'
-import type { WakeSignal } from '../delivery/wake.js'
-import type { EndpointStore } from './endpoint-store.js'
 import { type OutboundUrlPolicy, outboundUrlProblem } from '../../platform/outbound/url-policy.js'
+import { cancellation } from '../delivery/deliveries.js'
+import type { WakeSignal } from '../delivery/wake.js'
+import { checkedSecret } from './endpoint-secrets.js'
+import type { EndpointStore } from './endpoint-store.js'
+import { type EndpointView, refuseManaged, toView } from './endpoint-view.js'
 import type { StatusSweeps } from './status-sweeps.js'
-
-export interface EndpointView {
-  id: string
-  url: string
-  description: string
-  status: EndpointStatus
-  disabled_reason: EndpointDisabledReason | null
-  disabled_at: string | null
-  metadata: Record<string, string>
-  rate_limit: number | null
-  max_in_flight: number
-  /** The client whose back-channel logout tokens this endpoint carries; null for the account's own endpoints. */
-  client_id: string | null
-  created_at: string
-  updated_at: string
-}
 
 export interface EndpointInput {
   url: string
@@ -43,8 +28,6 @@ export interface EndpointInput {
 export type EndpointChanges = Partial<Omit<EndpointInput, 'secret'>> & { status?: EndpointStatus }
 
 export const DEFAULT_MAX_IN_FLIGHT = 20
-/** How long a rotated-out secret keeps signing beside the new one, unless the rotation says otherwise. */
-export const DEFAULT_ROTATION_OVERLAP_SECONDS = 24 * 3600
 
 /**
  * An account's webhook endpoints. Each change is one transaction with its `webhook.endpoint.*` event. Disabling
@@ -65,8 +48,7 @@ export class Endpoints {
 
   async create(accountId: string, input: EndpointInput): Promise<EndpointView> {
     await this.#checkUrl(input.url)
-    const secret = input.secret ?? generateSecret()
-    if (!secretKey(secret)) throw invalidSecret()
+    const secret = checkedSecret(input.secret)
     return transaction(this.db, (tx) => this.insert(tx, accountId, input, secret, null))
   }
 
@@ -106,7 +88,7 @@ export class Endpoints {
   }
 
   async get(accountId: string, endpointId: string): Promise<EndpointView> {
-    return toView(await this.#existing(this.db, accountId, endpointId))
+    return toView(await this.store.existing(this.db, accountId, endpointId))
   }
 
   async list(accountId: string, limit: number, cursor: string | undefined): Promise<Page<EndpointView>> {
@@ -121,7 +103,7 @@ export class Endpoints {
     if (changes.url !== undefined) await this.#checkUrl(changes.url)
     return transaction(this.db, async (tx) => {
       // Locked: whether this enables or disables the endpoint depends on the status read.
-      const row = await this.#existing(tx.db, accountId, endpointId, true)
+      const row = await this.store.existing(tx.db, accountId, endpointId, true)
       if (changes.url !== undefined && changes.url !== row.url) refuseManaged(row, 'its URL is the client\'s backchannel_logout_uri; change that instead')
       const now = this.clock.now()
       const { status, metadata, ...fields } = changes
@@ -159,7 +141,7 @@ export class Endpoints {
 
   async #delete(accountId: string, endpointId: string): Promise<void> {
     await transaction(this.db, async (tx) => {
-      const row = await this.#existing(tx.db, accountId, endpointId)
+      const row = await this.store.existing(tx.db, accountId, endpointId)
       refuseManaged(row, "it goes with the client's backchannel_logout_uri; remove that, or delete the client")
       await this.remove(tx, row)
     })
@@ -184,36 +166,6 @@ export class Endpoints {
     await forAccount(tx.db, row.account_id).updateTable('webhook_endpoints').set({ url, updated_at: now }).where('id', '=', row.id).execute()
     await this.outbox.record(tx, row.account_id, 'webhook.endpoint.updated', toView({ ...row, url, updated_at: now }), now)
     await this.store.changed(tx, row.account_id, row.id)
-  }
-
-  async revealSecret(accountId: string, endpointId: string): Promise<{ secret: string }> {
-    const row = await this.#existing(this.db, accountId, endpointId)
-    refuseManaged(row, NO_SECRET)
-    return { secret: this.store.open(row, row.secret) }
-  }
-
-  /**
-   * A new secret (given or generated). The old one keeps signing beside it for `overlapSeconds`, so receivers
-   * can switch without missing a delivery; each attempt carries one signature per valid secret.
-   */
-  async rotateSecret(accountId: string, endpointId: string, options: { secret?: string; overlapSeconds?: number }): Promise<{ secret: string; previous_secret_expires_at: string | null }> {
-    const secret = options.secret ?? generateSecret()
-    if (!secretKey(secret)) throw invalidSecret()
-    const overlapMs = (options.overlapSeconds ?? DEFAULT_ROTATION_OVERLAP_SECONDS) * 1000
-    return transaction(this.db, async (tx) => {
-      // Locked: of two rotations at once, the second keeps the first one's secret as the previous one.
-      const row = await this.#existing(tx.db, accountId, endpointId, true)
-      refuseManaged(row, NO_SECRET)
-      const now = this.clock.now()
-      const previousUntil = overlapMs > 0 ? now + overlapMs : null
-      await forAccount(tx.db, accountId)
-        .updateTable('webhook_endpoints')
-        .set({ secret: this.store.seal(accountId, endpointId, secret), previous_secret: previousUntil === null ? null : row.secret, previous_secret_expires_at: previousUntil, updated_at: now })
-        .where('id', '=', endpointId)
-        .execute()
-      await this.store.changed(tx, accountId, endpointId)
-      return { secret, previous_secret_expires_at: optionalRfc3339(previousUntil) }
-    })
   }
 
   /**
@@ -261,42 +213,8 @@ export class Endpoints {
     await this.dialect.lockForUpdate(forAccount(tx.db, row.account_id).selectFrom('webhook_endpoints').select('id').where('id', '=', row.id))
   }
 
-  async #existing(db: Kysely<DB>, accountId: string, endpointId: string, forChange = false): Promise<WebhookEndpointsTable> {
-    const row = looksLikeId('ep', endpointId) ? await this.store.read(db, accountId, endpointId, forChange) : undefined
-    if (!row) throw notFound(`Endpoint ${endpointId}`)
-    return row
-  }
-
   async #checkUrl(url: string): Promise<void> {
     const problem = await outboundUrlProblem(url, this.urlPolicy)
     if (problem) throw new ProblemError('validation_failed', `url ${problem}`, [{ pointer: '/body/url', message: problem }])
   }
-}
-
-export function toView(row: WebhookEndpointsTable): EndpointView {
-  return {
-    id: row.id,
-    url: row.url,
-    description: row.description,
-    status: row.status,
-    disabled_reason: row.disabled_reason,
-    disabled_at: optionalRfc3339(row.disabled_at),
-    metadata: JSON.parse(row.metadata) as Record<string, string>,
-    rate_limit: row.rate_limit,
-    max_in_flight: row.max_in_flight,
-    client_id: row.client_id,
-    created_at: toRfc3339(row.created_at),
-    updated_at: toRfc3339(row.updated_at),
-  }
-}
-
-const NO_SECRET = "it signs nothing: its deliveries are logout tokens, signed with the account's keys"
-
-/** A client's logout endpoint goes with the client: what the client decides can't be changed here. */
-export function refuseManaged(row: WebhookEndpointsTable, why: string): void {
-  if (row.client_id !== null) throw new ProblemError('conflict', `Endpoint ${row.id} carries the back-channel logout of client ${row.client_id}: ${why}`)
-}
-
-function invalidSecret(): ProblemError {
-  return new ProblemError('validation_failed', 'secret must be whsec_ followed by the base64 of 24 to 64 random bytes', [{ pointer: '/body/secret', message: 'is not a valid whsec_ secret' }])
 }

@@ -3,6 +3,7 @@ import { rfc3339ToEpochMs } from '../../platform/clock.js'
 import { PageOf, PageQuery, named, problemResponses, ref } from '../../platform/http/schemas.js'
 import type { App } from '../../platform/http/types.js'
 import type { RecoveryJobs } from '../delivery/recovery-jobs.js'
+import type { EndpointSecrets } from './endpoint-secrets.js'
 import type { Endpoints } from './endpoints.js'
 
 const Timestamp = Type.String({ format: 'date-time' })
@@ -65,7 +66,7 @@ export const endpointSchemas = [EndpointSchema, JobSchema]
 const Params = Type.Object({ accountId: Type.String(), endpointId: Type.String({ maxLength: 64 }) })
 const tags = ['webhook endpoints']
 
-export function endpointRoutes(app: App, endpoints: Endpoints, jobs: RecoveryJobs): void {
+export function endpointRoutes(app: App, endpoints: Endpoints, secrets: EndpointSecrets, jobs: RecoveryJobs): void {
   app.post(
     '/webhooks/endpoints',
     { config: { scope: 'herald:webhooks:write' }, bodyLimit: 32 * 1024, schema: { summary: 'Adds an endpoint', tags, body: CreateBody, response: { 201: ref(EndpointSchema, 'The endpoint'), ...problemResponses } } },
@@ -102,7 +103,7 @@ export function endpointRoutes(app: App, endpoints: Endpoints, jobs: RecoveryJob
   app.get(
     '/webhooks/endpoints/:endpointId/secret',
     { config: { scope: 'herald:webhooks:write' }, schema: { summary: "Reveals the endpoint's signing secret", tags, params: Params, response: { 200: Type.Object({ secret: Type.String() }, { description: 'The current signing secret' }), ...problemResponses } } },
-    async (request) => endpoints.revealSecret(request.account.id, request.params.endpointId),
+    async (request) => secrets.reveal(request.account.id, request.params.endpointId),
   )
 
   app.post(
@@ -121,7 +122,7 @@ export function endpointRoutes(app: App, endpoints: Endpoints, jobs: RecoveryJob
         },
       },
     },
-    async (request) => endpoints.rotateSecret(request.account.id, request.params.endpointId, { secret: request.body.secret, overlapSeconds: request.body.overlap_seconds }),
+    async (request) => secrets.rotate(request.account.id, request.params.endpointId, { secret: request.body.secret, overlapSeconds: request.body.overlap_seconds }),
   )
 
   app.post(

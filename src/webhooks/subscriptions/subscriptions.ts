@@ -7,7 +7,7 @@ import { forAccount } from '../../platform/storage/account-queries.js'
 import type { DB, WebhookSubscriptionsTable } from '../../platform/storage/schema.js'
 import { transaction } from '../../platform/storage/transaction.js'
 import type { EndpointStore } from '../endpoints/endpoint-store.js'
-import { refuseManaged } from '../endpoints/endpoints.js'
+import { refuseManaged } from '../endpoints/endpoint-view.js'
 import { isValidPattern } from '../events/event-types.js'
 
 export interface SubscriptionView {
