@@ -11,11 +11,12 @@ import type { DeliveryQueue } from './delivery-queue.js'
 const WRITE_BATCH = 1000
 
 /** What the writer asks of the worker whose attempts it records. */
-export interface OutcomeWriterHost {
+interface OutcomeWriterHost {
   /** Attempts still being sent: a partial batch waits a little for them to join it only while there are some. */
   attemptsInFlight(): number
+  /** Once stopped, a write that failed for want of the database is dropped: the leases run out instead. */
   stopped(): boolean
-  /** A batch is about to be written. */
+  /** A batch is about to be written: a claim that was short of room may take more now. */
   writing(): void
   /** A batch is written; `retries` when one of its attempts failed, so a retry is now scheduled. */
   written(retries: boolean): void
@@ -36,8 +37,8 @@ export class OutcomeWriter {
   #failures = 0
 
   constructor(
-    private readonly queue: DeliveryQueue,
-    private readonly metrics: WebhookMetrics,
+    private readonly queue: Pick<DeliveryQueue, 'complete'>,
+    private readonly metrics: Pick<WebhookMetrics, 'finished'>,
     private readonly log: FastifyBaseLogger,
     private readonly unavailable: ThrottledWarning,
     private readonly backoff: Backoff,
@@ -84,7 +85,9 @@ export class OutcomeWriter {
 
   /** Writes the pending outcomes, each write taking what has accumulated. */
   async #write(): Promise<void> {
-    await this.settled()
+    // Checked again after every wait, with nothing awaited between the last check and `#writing` being set: two
+    // writers waiting on one write must not both go ahead.
+    while (this.#writing) await this.#writing
     const batch = this.#pending.splice(0, WRITE_BATCH)
     if (batch.length === 0) return
     this.host.writing()

@@ -5,8 +5,7 @@ import { forAccount } from '../../platform/storage/account-queries.js'
 import type { DB } from '../../platform/storage/schema.js'
 import { transaction } from '../../platform/storage/transaction.js'
 import { generateSecret, secretKey } from '../delivery/signing.js'
-import type { EndpointStore } from './endpoint-store.js'
-import { refuseManaged } from './endpoint-view.js'
+import { type EndpointStore, refuseManaged } from './endpoint-store.js'
 
 /** How long a rotated-out secret keeps signing beside the new one, unless the rotation says otherwise. */
 const DEFAULT_ROTATION_OVERLAP_SECONDS = 24 * 3600

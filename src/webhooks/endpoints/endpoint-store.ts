@@ -3,7 +3,7 @@ import type { CacheInvalidation } from '../../platform/cache/invalidation.js'
 import type { Awaitable } from '../../platform/cache/awaitable.js'
 import type { TtlCache } from '../../platform/cache/ttl-cache.js'
 import type { SecretBox } from '../../platform/crypto/secret-box.js'
-import { notFound } from '../../platform/http/problems.js'
+import { ProblemError, notFound } from '../../platform/http/problems.js'
 import { looksLikeId } from '../../platform/ids.js'
 import type { SqlDialect } from '../../platform/storage/dialects/index.js'
 import { forAccount } from '../../platform/storage/account-queries.js'
@@ -124,4 +124,9 @@ function sealContext(accountId: string, endpointId: string): string {
 /** An endpoint's cache key: its account's id and its own, so that one account's lookup never shares another's entry. */
 function targetKey(accountId: string, endpointId: string): string {
   return `${accountId}/${endpointId}`
+}
+
+/** A client's logout endpoint goes with the client: what the client decides can't be changed here. */
+export function refuseManaged(row: WebhookEndpointsTable, why: string): void {
+  if (row.client_id !== null) throw new ProblemError('conflict', `Endpoint ${row.id} carries the back-channel logout of client ${row.client_id}: ${why}`)
 }

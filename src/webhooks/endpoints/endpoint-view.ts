@@ -1,5 +1,4 @@
 import { optionalRfc3339, toRfc3339 } from '../../platform/clock.js'
-import { ProblemError } from '../../platform/http/problems.js'
 import type { EndpointDisabledReason, EndpointStatus, WebhookEndpointsTable } from '../../platform/storage/schema.js'
 
 /** An endpoint as the API shows it; its secret only ever through the secret routes. */
@@ -34,9 +33,4 @@ export function toView(row: WebhookEndpointsTable): EndpointView {
     created_at: toRfc3339(row.created_at),
     updated_at: toRfc3339(row.updated_at),
   }
-}
-
-/** A client's logout endpoint goes with the client: what the client decides can't be changed here. */
-export function refuseManaged(row: WebhookEndpointsTable, why: string): void {
-  if (row.client_id !== null) throw new ProblemError('conflict', `Endpoint ${row.id} carries the back-channel logout of client ${row.client_id}: ${why}`)
 }

@@ -12,8 +12,8 @@ import { type OutboundUrlPolicy, outboundUrlProblem } from '../../platform/outbo
 import { cancellation } from '../delivery/deliveries.js'
 import type { WakeSignal } from '../delivery/wake.js'
 import { checkedSecret } from './endpoint-secrets.js'
-import type { EndpointStore } from './endpoint-store.js'
-import { type EndpointView, refuseManaged, toView } from './endpoint-view.js'
+import { type EndpointStore, refuseManaged } from './endpoint-store.js'
+import { type EndpointView, toView } from './endpoint-view.js'
 import type { StatusSweeps } from './status-sweeps.js'
 
 export interface EndpointInput {

@@ -6,8 +6,7 @@ import { decodeCursor, type Page, toPage } from '../../platform/pagination.js'
 import { forAccount } from '../../platform/storage/account-queries.js'
 import type { DB, WebhookSubscriptionsTable } from '../../platform/storage/schema.js'
 import { transaction } from '../../platform/storage/transaction.js'
-import type { EndpointStore } from '../endpoints/endpoint-store.js'
-import { refuseManaged } from '../endpoints/endpoint-view.js'
+import { type EndpointStore, refuseManaged } from '../endpoints/endpoint-store.js'
 import { isValidPattern } from '../events/event-types.js'
 
 export interface SubscriptionView {
