@@ -33,8 +33,7 @@ export class Subscriptions {
     }
     return transaction(this.db, async (tx) => {
       // Another account's endpoint is as absent as one that never existed.
-      const endpoint = looksLikeId('ep', endpointId) ? await this.endpoints.read(tx.db, accountId, endpointId) : undefined
-      if (!endpoint) throw notFound(`Endpoint ${endpointId}`)
+      const endpoint = await this.endpoints.existing(tx.db, accountId, endpointId)
       refuseManaged(endpoint, 'it receives logout tokens, not subscribed events')
       const now = this.clock.now()
       const row: WebhookSubscriptionsTable = { id: newId('sub', now), account_id: accountId, endpoint_id: endpointId, event_types: JSON.stringify([...new Set(eventTypes)]), created_at: now }
