@@ -28,8 +28,18 @@ const SCOPE = 'herald:webhooks:read'
 const CONNECTIONS = 50
 const WARMUP_SECONDS = 5
 const LEAD_IN_SECONDS = 3
-const ROUND_SECONDS = 8
-const ROUNDS = 2
+const ROUND_SECONDS = 6
+/**
+ * Even: each pair's kinds take turns at going first (one account then spread, then spread then one account, …), so a
+ * drift in the machine's speed over the run weighs on both alike. On a shared machine that speed moves by a third
+ * within minutes, and a kind always measured second bore every slowdown.
+ */
+const ROUNDS = 4
+/** The kinds compared, in pairs. */
+const ORDERED_PAIRS = [
+  ['tokens, one account', 'tokens, spread'],
+  ['introspection, one account', 'introspection, spread'],
+]
 const SEED_CONCURRENCY = 8
 const CREATE_CONCURRENCY = 8
 /** The fixed request rate of the latency phases: well below saturation, so the p99 shows stalls, not queueing. */
@@ -104,7 +114,7 @@ async function runDialect(dialect, options, seeding, work) {
 }
 
 /**
- * A warm-up round of each kind, then alternating rounds; RSS after each. The warm-up takes every account's first
+ * A warm-up round of each kind, then ROUNDS rounds of each, paired as ORDERED_PAIRS says; RSS after each. The warm-up takes every account's first
  * request (its first verification of each token, its first signature with each key) out of the measured rounds,
  * which compare the steady state.
  */
@@ -125,7 +135,8 @@ async function spreadRounds(origin, accounts, pid) {
   for (const [kind, spec] of Object.entries(kinds)) await load({ label: `${kind} warm-up`, url: origin, ...spec, connections: CONNECTIONS, seconds: WARMUP_SECONDS, pid })
   let rssMb = 0
   for (let round = 1; round <= ROUNDS; round++) {
-    for (const [kind, spec] of Object.entries(kinds)) {
+    for (const kind of ORDERED_PAIRS.flatMap((pair) => (round % 2 === 1 ? pair : [...pair].reverse()))) {
+      const spec = kinds[kind]
       // A lead-in of this kind, unmeasured, comes first: the round before it was of another kind, and each round is
       // to measure its own kind's steady state.
       if (tokensOf[kind]) await introspectEach(origin, tokensOf[kind])
