@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest'
-import { TtlCache } from './ttl-cache.js'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { REFRESH_GATHER_MS, TtlCache } from './ttl-cache.js'
 
 function manualClock(start = 1_000_000) {
   let now = start
@@ -175,57 +175,119 @@ describe('TtlCache', () => {
     expect(batches).toEqual([['a', 'b', 'gone'], ['gone']])
   })
 
-  it('refreshes the values a turn asks for after half their lifetime in one background batch', async () => {
-    const clock = manualClock()
-    let round = 0
-    const batches: string[][] = []
-    const cache = new TtlCache<string>(5000, clock, {
-      batch: async (keys) => {
-        batches.push([...keys])
-        return new Map(keys.map((key) => [key, `${key}${round}`]))
-      },
-      // Every refresh point at the start of its spread: exactly half the lifetime.
-      random: () => 0,
-    })
-    await Promise.all([cache.get('a'), cache.get('b')])
-    clock.advance(2499)
-    expect([cache.get('a'), cache.get('b')]).toEqual(['a0', 'b0'])
-    expect(batches).toHaveLength(1)
-    round = 1
-    clock.advance(1)
-    expect([cache.get('a'), cache.get('b')]).toEqual(['a0', 'b0'])
-    await new Promise((resolve) => setImmediate(resolve))
-    await Promise.resolve()
-    expect(batches).toEqual([['a', 'b'], ['a', 'b']])
-    expect([cache.get('a'), cache.get('b')]).toEqual(['a1', 'b1'])
-  })
+  describe('background refreshes', () => {
+    // Only the gathering timer is faked: the turn-by-turn flush (setImmediate) stays real.
+    beforeEach(() => vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] }))
+    afterEach(() => vi.useRealTimers())
+    const nextTurn = () => new Promise((resolve) => setImmediate(resolve))
 
-  it('spreads the refresh points of entries loaded together over a quarter of their lifetime', async () => {
-    const clock = manualClock()
-    const draws = [0, 0.999]
-    const batches: string[][] = []
-    const cache = new TtlCache<string>(5000, clock, {
-      batch: async (keys) => {
-        batches.push([...keys])
-        return new Map(keys.map((key) => [key, key]))
-      },
-      random: () => draws.shift() ?? 0,
+    it('refreshes the values asked for after half their lifetime, gathered into one batch', async () => {
+      const clock = manualClock()
+      let round = 0
+      const batches: string[][] = []
+      const cache = new TtlCache<string>(5000, clock, {
+        batch: async (keys) => {
+          batches.push([...keys])
+          return new Map(keys.map((key) => [key, `${key}${round}`]))
+        },
+        // Every refresh point at the start of its spread: exactly half the lifetime.
+        random: () => 0,
+      })
+      await Promise.all([cache.get('a'), cache.get('b')])
+      clock.advance(2499)
+      expect([cache.get('a'), cache.get('b')]).toEqual(['a0', 'b0'])
+      expect(batches).toHaveLength(1)
+      round = 1
+      clock.advance(1)
+      expect(cache.get('a')).toBe('a0')
+      await nextTurn()
+      // A later turn's refresh joins the first one's batch.
+      expect(cache.get('b')).toBe('b0')
+      vi.advanceTimersByTime(REFRESH_GATHER_MS - 1)
+      await nextTurn()
+      expect(batches).toHaveLength(1)
+      vi.advanceTimersByTime(1)
+      await nextTurn()
+      expect(batches).toEqual([['a', 'b'], ['a', 'b']])
+      expect([cache.get('a'), cache.get('b')]).toEqual(['a1', 'b1'])
     })
-    await Promise.all([cache.get('a'), cache.get('b')])
-    clock.advance(2500)
-    cache.get('a')
-    cache.get('b')
-    await new Promise((resolve) => setImmediate(resolve))
-    expect(batches).toEqual([['a', 'b'], ['a']])
-    // b's refresh point: 2500 + 0.999 × 1250 = 3748.75 ms after its read.
-    clock.advance(1248)
-    cache.get('b')
-    await new Promise((resolve) => setImmediate(resolve))
-    expect(batches).toEqual([['a', 'b'], ['a']])
-    clock.advance(1)
-    cache.get('b')
-    await new Promise((resolve) => setImmediate(resolve))
-    expect(batches).toEqual([['a', 'b'], ['a'], ['b']])
+
+    it('reads the gathered refreshes with the next load someone waits for', async () => {
+      const clock = manualClock()
+      const batches: string[][] = []
+      const cache = new TtlCache<string>(5000, clock, {
+        batch: async (keys) => {
+          batches.push([...keys])
+          return new Map(keys.map((key) => [key, key]))
+        },
+        random: () => 0,
+      })
+      await cache.get('a')
+      clock.advance(2500)
+      expect(cache.get('a')).toBe('a')
+      await nextTurn()
+      expect(batches).toEqual([['a']])
+      expect(await cache.get('c')).toBe('c')
+      expect(batches).toEqual([['a'], ['a', 'c']])
+      // The gathering timer was cleared with the batch: nothing more is read when it would have fired.
+      vi.advanceTimersByTime(REFRESH_GATHER_MS)
+      await nextTurn()
+      expect(batches).toEqual([['a'], ['a', 'c']])
+    })
+
+    it('spreads the refresh points of entries loaded together over a quarter of their lifetime', async () => {
+      const clock = manualClock()
+      const draws = [0, 0.999]
+      const batches: string[][] = []
+      const cache = new TtlCache<string>(5000, clock, {
+        batch: async (keys) => {
+          batches.push([...keys])
+          return new Map(keys.map((key) => [key, key]))
+        },
+        random: () => draws.shift() ?? 0,
+      })
+      const refresh = async (key: string) => {
+        cache.get(key)
+        vi.advanceTimersByTime(REFRESH_GATHER_MS)
+        await nextTurn()
+      }
+      await Promise.all([cache.get('a'), cache.get('b')])
+      clock.advance(2500)
+      await refresh('a')
+      await refresh('b')
+      expect(batches).toEqual([['a', 'b'], ['a']])
+      // b's refresh point: 2500 + 0.999 × 1250 = 3748.75 ms after its read.
+      clock.advance(1248)
+      await refresh('b')
+      expect(batches).toEqual([['a', 'b'], ['a']])
+      clock.advance(1)
+      await refresh('b')
+      expect(batches).toEqual([['a', 'b'], ['a'], ['b']])
+    })
+
+    it('shows a batch loader the value it holds, so that an unchanged row can keep it', async () => {
+      const clock = manualClock()
+      let version = 1
+      const cache = new TtlCache<{ version: number }>(5000, clock, {
+        batch: async (keys, cached) => new Map(keys.map((key) => [key, cached(key)?.version === version ? cached(key)! : { version }])),
+        random: () => 0,
+      })
+      const first = await cache.get('k')
+      clock.advance(2500)
+      expect(cache.get('k')).toBe(first)
+      vi.advanceTimersByTime(REFRESH_GATHER_MS)
+      await nextTurn()
+      clock.advance(2500)
+      // Refreshed unchanged, and now due again: that refresh gathers.
+      expect(cache.get('k')).toBe(first)
+      version = 2
+      clock.advance(2500)
+      // Expired: the gathering refresh is read after this turn, not when the timer fires.
+      const reloaded = cache.get('k')
+      await nextTurn()
+      expect(await reloaded).toEqual({ version: 2 })
+      expect(cache.get('k')).toEqual({ version: 2 })
+    })
   })
 
   it('fails the load of a key the batch answered with an error, and only that one', async () => {
@@ -245,28 +307,6 @@ describe('TtlCache', () => {
     })
     const results = await Promise.allSettled([cache.get('a'), cache.get('b')])
     expect(results.map((result) => result.status)).toEqual(['rejected', 'rejected'])
-  })
-
-  it('shows a batch loader the value it holds, so that an unchanged row can keep it', async () => {
-    const clock = manualClock()
-    let version = 1
-    const cache = new TtlCache<{ version: number }>(5000, clock, {
-      batch: async (keys, cached) => new Map(keys.map((key) => [key, cached(key)?.version === version ? cached(key)! : { version }])),
-      random: () => 0,
-    })
-    const first = await cache.get('k')
-    clock.advance(2500)
-    expect(cache.get('k')).toBe(first)
-    await new Promise((resolve) => setImmediate(resolve))
-    await Promise.resolve()
-    clock.advance(2500)
-    expect(cache.get('k')).toBe(first)
-    version = 2
-    clock.advance(2500)
-    cache.get('k')
-    await new Promise((resolve) => setImmediate(resolve))
-    await Promise.resolve()
-    expect(cache.get('k')).toEqual({ version: 2 })
   })
 
   it('answers every reader of a key invalidated while its batch was queued', async () => {

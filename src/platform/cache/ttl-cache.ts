@@ -48,6 +48,13 @@ export const DEFAULT_MAX_ENTRIES = 10_000
 /** Keys read by one batched query at most. */
 const BATCH_SIZE = 500
 
+/**
+ * A background refresh waits up to this long for others to share its query: nobody waits for it, and with many
+ * accounts, each in use now and then, the refreshes of one turn are a few keys, whose query costs far more (in
+ * both processes, the database's and this one) than the keys it reads.
+ */
+export const REFRESH_GATHER_MS = 1000
+
 interface Waiter<V> {
   promise: Promise<V | undefined>
   resolve: (value: V | undefined) => void
@@ -62,9 +69,9 @@ interface Waiter<V> {
  * invalidation of its key (or a flush) is not stored, so an invalidation can't be undone by a slow read. No value is
  * served once the time-to-live has passed since its read began.
  *
- * With a batch loader, the loads and background reloads that one turn of the event loop asks for are one query:
- * with many accounts, each entry is reloaded once per lifetime, and one query per key would cost as much as the
- * requests themselves.
+ * With a batch loader, the loads that one turn of the event loop asks for are one query, and background reloads
+ * gather for up to REFRESH_GATHER_MS first: with many accounts, each entry is reloaded once per lifetime, and one
+ * query per key would cost as much as the requests themselves.
  */
 export class TtlCache<V> {
   readonly #entries: LRUCache<string, Entry<V>>
@@ -73,6 +80,9 @@ export class TtlCache<V> {
   readonly #random: () => number
   /** Keys waiting for the next batched query, with whoever waits for each. */
   #queued = new Map<string, Waiter<V>>()
+  /** The queued keys are read after this turn's I/O (someone waits), or when #gathering fires (refreshes alone). */
+  #flushAfterTurn = false
+  #gathering: ReturnType<typeof setTimeout> | undefined
   /** Bumped by every flush; a load stores its result only if the generation is unchanged. */
   #generation = 0
   #sweptAt: number
@@ -99,7 +109,7 @@ export class TtlCache<V> {
     if (now - entry.readAt >= this.ttlMs) return this.#load(key, load)
     if (now >= entry.refreshAt && !this.#loading.has(key)) {
       // A failed refresh leaves the entry to expire; the next `get` then loads in the foreground and reports it.
-      this.#load(key, load).catch(() => {})
+      this.#load(key, load, true).catch(() => {})
     }
     return entry.value
   }
@@ -109,13 +119,17 @@ export class TtlCache<V> {
     return this.#entries.size
   }
 
-  #load(key: string, load: Loader<V> | undefined): Promise<V | undefined> {
+  #load(key: string, load: Loader<V> | undefined, inBackground = false): Promise<V | undefined> {
     const pending = this.#loading.get(key)
-    if (pending) return pending
+    if (pending) {
+      // An expired entry whose refresh is still gathering: someone waits for it now.
+      if (!inBackground && this.#queued.has(key)) this.#planFlush(false)
+      return pending
+    }
     const generation = this.#generation
     const readAt = this.clock.now()
     this.#sweepExpired(readAt)
-    const promise: Promise<V | undefined> = (load ? load() : this.#enqueue(key))
+    const promise: Promise<V | undefined> = (load ? load() : this.#enqueue(key, inBackground))
       .then((value) => {
         // `delete(key)` drops the load from #loading: one that raced an invalidation of its key is not stored.
         const current = this.#loading.get(key) === promise && generation === this.#generation
@@ -131,20 +145,38 @@ export class TtlCache<V> {
   }
 
   /** The key's place in the next batch; a key queued already (its load since invalidated) shares that place. */
-  #enqueue(key: string): Promise<V | undefined> {
+  #enqueue(key: string, inBackground: boolean): Promise<V | undefined> {
     if (!this.#batch) return Promise.reject(new Error('TtlCache#get needs a loader: this cache has no batch loader'))
-    const queued = this.#queued.get(key)
-    if (queued) return queued.promise
-    if (this.#queued.size === 0) setImmediate(() => this.#flush())
-    let settle: Pick<Waiter<V>, 'resolve' | 'reject'> | undefined
-    const promise = new Promise<V | undefined>((resolve, reject) => (settle = { resolve, reject }))
-    if (!settle) throw new Error('a Promise executor runs at once')
-    this.#queued.set(key, { promise, ...settle })
-    return promise
+    let waiter = this.#queued.get(key)
+    if (!waiter) {
+      let settle: Pick<Waiter<V>, 'resolve' | 'reject'> | undefined
+      const promise = new Promise<V | undefined>((resolve, reject) => (settle = { resolve, reject }))
+      if (!settle) throw new Error('a Promise executor runs at once')
+      waiter = { promise, ...settle }
+      this.#queued.set(key, waiter)
+    }
+    this.#planFlush(inBackground && this.#queued.size < BATCH_SIZE)
+    return waiter.promise
   }
 
-  /** After the turn's I/O callbacks have queued their keys: one query per BATCH_SIZE keys. */
+  /** A load someone waits for takes every queued refresh with it; refreshes alone gather for REFRESH_GATHER_MS. */
+  #planFlush(mayGather: boolean): void {
+    if (this.#flushAfterTurn) return
+    if (mayGather) {
+      this.#gathering ??= setTimeout(() => this.#flush(), REFRESH_GATHER_MS).unref()
+      return
+    }
+    clearTimeout(this.#gathering)
+    this.#gathering = undefined
+    this.#flushAfterTurn = true
+    setImmediate(() => this.#flush())
+  }
+
+  /** One query per BATCH_SIZE keys, for every key queued since the last flush. */
   #flush(): void {
+    clearTimeout(this.#gathering)
+    this.#gathering = undefined
+    this.#flushAfterTurn = false
     const batch = this.#batch
     const queued = [...this.#queued]
     this.#queued = new Map()
