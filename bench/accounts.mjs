@@ -1,5 +1,5 @@
 // Many accounts: one Herald server with N accounts answers client_credentials and introspection with every request on
-// one account, then with requests spread uniformly over all N, in alternating rounds of the same run; the target is
+// one account, then with requests spread uniformly over all N, in interleaved rounds of the same run; the target is
 // ≥ 0.8× the one-account rate (DESIGN.md, Processes and scale). The server's RSS is read after every round. Then
 // another account's token latency at a fixed rate, in idle windows that alternate with windows as long in which
 // accounts are created 8 at a time through the operator API (real key generation in the server), against the goal of
@@ -28,13 +28,13 @@ const SCOPE = 'herald:webhooks:read'
 const CONNECTIONS = 50
 const WARMUP_SECONDS = 5
 const LEAD_IN_SECONDS = 3
-const ROUND_SECONDS = 6
+const ROUND_SECONDS = 5
 /**
  * Even: each pair's kinds take turns at going first (one account then spread, then spread then one account, …), so a
  * drift in the machine's speed over the run weighs on both alike. On a shared machine that speed moves by a third
  * within minutes, and a kind always measured second bore every slowdown.
  */
-const ROUNDS = 4
+const ROUNDS = 6
 /** The kinds compared, in pairs. */
 const ORDERED_PAIRS = [
   ['tokens, one account', 'tokens, spread'],
@@ -114,9 +114,9 @@ async function runDialect(dialect, options, seeding, work) {
 }
 
 /**
- * A warm-up round of each kind, then ROUNDS rounds of each, paired as ORDERED_PAIRS says; RSS after each. The warm-up takes every account's first
- * request (its first verification of each token, its first signature with each key) out of the measured rounds,
- * which compare the steady state.
+ * A warm-up round of each kind, then ROUNDS rounds of each, paired as ORDERED_PAIRS says; RSS after each. The
+ * warm-up takes every account's first request (its first verification of each token, its first signature with each
+ * key) out of the measured rounds, which compare the steady state.
  */
 async function spreadRounds(origin, accounts, pid) {
   // As many distinct tokens of the first account as there are accounts: one token would let every revocation check

@@ -6,7 +6,7 @@ const TARGETS = {
   tokens: { load: () => import('./tokens.mjs'), about: 'token endpoint vs oidc-provider; database queries per token' },
   'code-flow': { load: () => import('./code-flow.mjs'), about: 'complete sign-ins (authorize, login, consent, code, token) per second on SQLite and PostgreSQL vs oidc-provider; SQL statements per flow' },
   refresh: { load: () => import('./refresh.mjs'), about: 'refresh-token rotations per second on SQLite and PostgreSQL vs oidc-provider and vs the bare rotation writes; SQL statements per rotation' },
-  accounts: { load: () => import('./accounts.mjs'), about: 'tokens and introspection over 10,000 accounts vs one account; RSS; token p99 while accounts are created', limitMinutes: 25 },
+  accounts: { load: () => import('./accounts.mjs'), about: 'tokens and introspection over 10,000 accounts vs one account; RSS; token p99 while accounts are created', limitMinutes: 40 },
   deliveries: { load: () => import('./deliveries.mjs'), about: 'webhook drain, publish rate and publish-to-receive latency on SQLite and PostgreSQL, beside HTTP and write floors' },
   history: { load: () => import('./history.mjs'), about: 'webhook drain on PostgreSQL with 0 and with millions of finished deliveries kept; list p99 beside a bigger account', limitMinutes: 30 },
 }
