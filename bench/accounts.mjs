@@ -31,8 +31,8 @@ const LEAD_IN_SECONDS = 3
 const ROUND_SECONDS = 5
 /**
  * Even: each pair's kinds take turns at going first (one account then spread, then spread then one account, …), so a
- * drift in the machine's speed over the run weighs on both alike. On a shared machine that speed moves by a third
- * within minutes, and a kind always measured second bore every slowdown.
+ * drift in a shared machine's speed over the run weighs on both alike, where a kind always measured second would bear
+ * every slowdown.
  */
 const ROUNDS = 6
 /** The kinds compared, in pairs. */

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
-import { REFRESH_GATHER_MS, TtlCache } from './ttl-cache.js'
+import { BATCH_SIZE, REFRESH_GATHER_MS, TtlCache } from './ttl-cache.js'
 
 function manualClock(start = 1_000_000) {
   let now = start
@@ -233,6 +233,27 @@ describe('TtlCache', () => {
       vi.advanceTimersByTime(REFRESH_GATHER_MS)
       await nextTurn()
       expect(batches).toEqual([['a'], ['a', 'c']])
+    })
+
+    it('reads a full batch of due refreshes after the turn, without waiting for more', async () => {
+      const clock = manualClock()
+      const batches: string[][] = []
+      const cache = new TtlCache<string>(5000, clock, {
+        batch: async (keys) => {
+          batches.push([...keys])
+          return new Map(keys.map((key) => [key, key]))
+        },
+        random: () => 0,
+      })
+      const keys = Array.from({ length: BATCH_SIZE }, (_, index) => `k${index}`)
+      await Promise.all(keys.map((key) => cache.get(key)))
+      clock.advance(2500)
+      keys.slice(0, -1).forEach((key) => cache.get(key))
+      await nextTurn()
+      expect(batches).toHaveLength(1)
+      cache.get(keys.at(-1)!)
+      await nextTurn()
+      expect(batches).toEqual([keys, keys])
     })
 
     it('spreads the refresh points of entries loaded together over a quarter of their lifetime', async () => {

@@ -45,8 +45,8 @@ export const REFRESH_SPREAD_SHARE = 0.25
 /** Entries a cache keeps when its owner names no bound (`HERALD_CACHE_SIZE` sets the bound of Herald's caches). */
 export const DEFAULT_MAX_ENTRIES = 10_000
 
-/** Keys read by one batched query at most. */
-const BATCH_SIZE = 500
+/** Keys read by one batched query at most; as many due refreshes are read at once, without gathering more. */
+export const BATCH_SIZE = 500
 
 /**
  * A background refresh waits up to this long for others to share its query: nobody waits for it, and with many
