@@ -31,8 +31,9 @@ export async function serve(config: Config): Promise<number> {
 }
 
 /**
- * Runs delivery workers only, for deployments that scale delivery apart from the API (PostgreSQL); with
- * `HERALD_WORKER_PORT`, also answers `/healthz`, `/readyz` and `/metrics` there.
+ * Runs delivery workers only, until SIGTERM or SIGINT: beside `serve` on either database, or several of them to scale
+ * delivery apart from the API on PostgreSQL; with `HERALD_WORKER_PORT`, also answers `/healthz`, `/readyz` and
+ * `/metrics` there.
  */
 export async function work(config: Config): Promise<number> {
   const log = createLogger(config.logLevel)
@@ -70,8 +71,12 @@ function describeDatabase(config: Config): string {
 }
 
 function untilStopped(log: FastifyBaseLogger): Promise<void> {
+  // Nothing else need keep the process alive: a worker on SQLite without HERALD_WORKER_PORT has no socket open, and
+  // its timers are unref'd so they never hold up a shutdown.
+  const alive = setInterval(() => {}, 2 ** 31 - 1)
   return new Promise<void>((resolve) => {
     const stop = (signal: NodeJS.Signals) => {
+      clearInterval(alive)
       log.info({ signal }, 'shutting down')
       resolve()
     }

@@ -1,16 +1,13 @@
-import { type ChildProcess, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { TestClock } from '../support/clock.js'
 import { type CreatedAccount, freePort, OPERATOR_TOKEN } from '../support/herald.js'
+import { type HeraldProcess, running, spawnHerald as spawnProcess, stop } from '../support/herald-process.js'
 import { basicAuth, call, createAccount, managementToken } from '../support/http.js'
 import { PrivateCluster } from '../support/private-postgres.js'
 import { eventually, Receiver } from '../support/receiver.js'
 import { subscribedEndpoint, webhookApi } from './support.js'
 
-const MAIN = path.join(fileURLToPath(new URL('../..', import.meta.url)), 'dist', 'main.js')
 /** The issue's outage: the database stopped for 10 s. */
 const OUTAGE_MS = 10_000
 /** Publishing lanes and the pause each takes between publishes: about the issue's 20 publishes/s in all. */
@@ -20,33 +17,8 @@ const BUSY = { lanes: 8, pauseMs: 0 }
 /** Leases last twice this: far longer than a short outage, so only the worker that made an attempt can record it. */
 const ATTEMPT_TIMEOUT_MS = 10_000
 
-/** A `herald` process and every line it logged. */
-interface HeraldProcess {
-  child: ChildProcess
-  lines: string[]
-}
-
 function spawnHerald(command: 'serve' | 'worker', env: Record<string, string>): HeraldProcess {
-  const child = spawn(process.execPath, [MAIN, command], {
-    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', HERALD_WEBHOOK_ALLOW_HTTP: 'true', HERALD_WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8', HERALD_WEBHOOK_TIMEOUT_MS: String(ATTEMPT_TIMEOUT_MS), LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  const lines: string[] = []
-  const collect = (chunk: Buffer) => lines.push(...chunk.toString('utf8').split('\n').filter(Boolean))
-  child.stdout?.on('data', collect)
-  child.stderr?.on('data', collect)
-  return { child, lines }
-}
-
-function running(process: HeraldProcess): boolean {
-  return process.child.exitCode === null && process.child.signalCode === null
-}
-
-async function stop(process: HeraldProcess | undefined): Promise<void> {
-  if (!process || !running(process)) return
-  const exited = new Promise((resolve) => process.child.once('exit', resolve))
-  process.child.kill('SIGTERM')
-  await exited
+  return spawnProcess(command, { HERALD_WEBHOOK_ALLOW_HTTP: 'true', HERALD_WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8', HERALD_WEBHOOK_TIMEOUT_MS: String(ATTEMPT_TIMEOUT_MS), LOG_LEVEL: 'warn', ...env })
 }
 
 async function status(url: string): Promise<number> {

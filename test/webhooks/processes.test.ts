@@ -1,14 +1,11 @@
-import { type ChildProcess, spawn } from 'node:child_process'
-import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { sql } from 'kysely'
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest'
 import { freePort, startHerald, type TestHerald } from '../support/herald.js'
+import { type HeraldProcess, running, spawnHerald, stop } from '../support/herald-process.js'
 import { createAccount } from '../support/http.js'
 import { eventually, Receiver } from '../support/receiver.js'
 import { LOCAL_DELIVERY, leasedTo, subscribedEndpoint, type WebhookApi, webhookApi } from './support.js'
 
-const MAIN = path.join(fileURLToPath(new URL('../..', import.meta.url)), 'dist', 'main.js')
 const EVENTS = 2000
 /** The endpoint's cap: below either worker's own concurrency, so only counting each other's leases keeps to it. */
 const MAX_IN_FLIGHT = 50
@@ -16,30 +13,10 @@ const MAX_IN_FLIGHT = 50
 const ATTEMPT_TIMEOUT_MS = 2000
 
 /** `herald worker` as its own process on the test's PostgreSQL database; `env` adds settings. */
-function spawnWorker(h: TestHerald, env: Record<string, string> = {}): ChildProcess {
+function spawnWorker(h: TestHerald, env: Record<string, string> = {}): HeraldProcess {
   if (h.herald.config.database.dialect !== 'postgres') throw new Error('worker processes share PostgreSQL')
-  const child = spawn(process.execPath, [MAIN, 'worker'], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      DATABASE_URL: h.herald.config.database.connectionString,
-      HERALD_SECRET_KEY: h.secretKey,
-      HERALD_WEBHOOK_ALLOW_HTTP: 'true',
-      HERALD_WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8',
-      HERALD_WEBHOOK_TIMEOUT_MS: String(ATTEMPT_TIMEOUT_MS),
-      LOG_LEVEL: 'warn',
-      ...env,
-    },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  })
-  child.stderr?.on('data', (chunk: Buffer) => process.stderr.write(`[worker ${child.pid}] ${chunk.toString('utf8')}`))
-  return child
-}
-
-async function stopWorker(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return
-  const exited = new Promise((resolve) => child.once('exit', resolve))
-  child.kill('SIGTERM')
-  await exited
+  const { connectionString } = h.herald.config.database
+  return spawnHerald('worker', { DATABASE_URL: connectionString, HERALD_SECRET_KEY: h.secretKey, ...LOCAL_DELIVERY.env, HERALD_WEBHOOK_TIMEOUT_MS: String(ATTEMPT_TIMEOUT_MS), LOG_LEVEL: 'warn', ...env })
 }
 
 /** Publishes `count` events with a few requests in flight at once; answers their ids. */
@@ -73,14 +50,14 @@ const postgres = inject('dialects').includes('postgres')
 describe.runIf(postgres)('delivery workers as separate processes on PostgreSQL', () => {
   let h: TestHerald
   let receiver: Receiver
-  const workers: ChildProcess[] = []
+  const workers: HeraldProcess[] = []
 
   beforeAll(async () => {
     // This process serves the API only; the delivery happens in the spawned workers.
     h = await startHerald('postgres', { ...LOCAL_DELIVERY, worker: false })
   })
   afterEach(async () => {
-    await Promise.all(workers.splice(0).map(stopWorker))
+    await Promise.all(workers.splice(0).map(stop))
     await receiver?.close()
   })
   afterAll(async () => {
@@ -105,8 +82,8 @@ describe.runIf(postgres)('delivery workers as separate processes on PostgreSQL',
     const killed = new Promise<void>((resolve) => {
       const original = receiver.respond
       receiver.respond = (request) => {
-        if (receiver.requests.length === 500 && first.exitCode === null) {
-          first.kill('SIGKILL')
+        if (receiver.requests.length === 500 && running(first)) {
+          first.child.kill('SIGKILL')
           resolve()
         }
         return original(request)

@@ -1,10 +1,11 @@
 import { mkdirSync } from 'node:fs'
 import path from 'node:path'
 import SQLite from 'better-sqlite3'
-import { Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase, type SqliteStatement } from 'kysely'
+import { Kysely, PostgresDialect, type SqliteDatabase, type SqliteStatement } from 'kysely'
 import pg from 'pg'
 import type { DatabaseConfig } from '../config.js'
 import { type SqlDialect, sqlDialect } from './dialects/index.js'
+import { WriteLockingSqliteDialect } from './dialects/sqlite-driver.js'
 import { withPreparedStatements } from './prepared-statements.js'
 import type { DB } from './schema.js'
 
@@ -28,12 +29,17 @@ export function openDatabase(config: DatabaseConfig): Database {
 function openSqlite(filename: string): Database {
   if (filename !== ':memory:') mkdirSync(path.dirname(path.resolve(filename)), { recursive: true })
   const connection = new SQLite(filename)
-  connection.pragma('journal_mode = WAL')
-  // Operator CLI commands may write to the same file while the server runs: wait for the lock, don't fail.
+  // Other processes may write to the same file (a second `serve`, a `worker`, operator CLI commands): a statement
+  // outside a transaction, and a transaction's BEGIN IMMEDIATE (see WriteLockingSqliteDialect), wait this long for
+  // the lock before failing as unavailable.
   connection.pragma('busy_timeout = 5000')
+  // Readers never wait for the writer, nor it for them; only writers take turns.
+  connection.pragma('journal_mode = WAL')
   connection.pragma('foreign_keys = ON')
   connection.pragma('synchronous = NORMAL')
-  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(connection) }) })
+  const db = new Kysely<DB>({
+    dialect: new WriteLockingSqliteDialect({ database: withStatementCache(connection), migrationLockFile: filename === ':memory:' ? undefined : `${filename}-lock` }),
+  })
   return {
     db,
     dialect: sqlDialect('sqlite'),

@@ -4,7 +4,10 @@ import { type JsonCell, type JsonColumnType, quotedColumn } from '../json-rows.j
 import type { DB } from '../schema.js'
 import type { SqlDialect } from './sql-dialect.js'
 
-/** SQLite runs one transaction at a time: nothing changes between a read and a write, so there is nothing to lock. */
+/**
+ * SQLite runs one transaction at a time, across processes too (each begins IMMEDIATE, see sqlite-driver.ts): nothing
+ * changes between a read and a write, so there is nothing to lock.
+ */
 export const sqliteDialect: SqlDialect = {
   name: 'sqlite',
   concurrentTransactions: 1,

@@ -1,0 +1,53 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { eventually } from './receiver.js'
+
+/** The built CLI (test/support/global-setup.ts builds it before any test runs). */
+export const MAIN = path.join(fileURLToPath(new URL('../..', import.meta.url)), 'dist', 'main.js')
+
+/** A `herald` process and every line it wrote. */
+export interface HeraldProcess {
+  child: ChildProcess
+  lines: string[]
+}
+
+/** `herald command` as its own process; `env` is all the configuration it gets, besides PATH and HOST. */
+export function spawnHerald(command: 'serve' | 'worker' | 'migrate', env: Record<string, string>): HeraldProcess {
+  const child = spawn(process.execPath, [MAIN, command], { env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  const lines: string[] = []
+  const collect = (chunk: Buffer) => lines.push(...chunk.toString('utf8').split('\n').filter(Boolean))
+  child.stdout?.on('data', collect)
+  child.stderr?.on('data', collect)
+  return { child, lines }
+}
+
+export function running(process: HeraldProcess): boolean {
+  return process.child.exitCode === null && process.child.signalCode === null
+}
+
+/** Resolves once `origin/readyz` answers 200; fails early, with what it wrote, should the process end first. */
+export async function ready(process: HeraldProcess, origin: string): Promise<void> {
+  await eventually(
+    async () => {
+      if (!running(process)) throw new Error(`herald exited with ${process.child.exitCode ?? process.child.signalCode}:\n${process.lines.join('\n')}`)
+      return (await fetch(`${origin}/readyz`).then((response) => response.status, () => 0)) === 200
+    },
+    20_000,
+    `herald at ${origin} to be ready`,
+  )
+}
+
+/** Resolves with its exit code once it has exited. */
+export function exited(process: HeraldProcess): Promise<number | null> {
+  if (!running(process)) return Promise.resolve(process.child.exitCode)
+  return new Promise((resolve) => process.child.once('exit', (code) => resolve(code)))
+}
+
+/** SIGTERM, and resolves once it has exited. */
+export async function stop(process: HeraldProcess | undefined): Promise<void> {
+  if (!process || !running(process)) return
+  const exited = new Promise((resolve) => process.child.once('exit', resolve))
+  process.child.kill('SIGTERM')
+  await exited
+}
