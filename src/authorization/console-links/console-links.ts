@@ -77,7 +77,9 @@ export class ConsoleLinks {
    */
   async exchange(accountId: string, issuer: string, code: string): Promise<TokenResponse> {
     const now = this.clock.now()
-    const account = await this.db.selectFrom('accounts').select('admin_client_id').where('id', '=', accountId).executeTakeFirstOrThrow()
+    // The account's route found it in the cache, which may still hold an account deleted a moment ago.
+    const account = await this.db.selectFrom('accounts').select('admin_client_id').where('id', '=', accountId).executeTakeFirst()
+    if (!account) throw notFound(`Account ${accountId}`)
     const [client, settings, keys] = await Promise.all([this.clients.find(accountId, account.admin_client_id), this.settings.get(accountId), this.keys.keysOf(accountId)])
     const signer = settings && (await keys?.signer(settings.access_token_signing_alg, now))
     if (!client || !settings || !signer) throw new ProblemError('internal_error', "The account's management client, settings or key is missing")

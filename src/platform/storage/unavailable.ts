@@ -1,6 +1,6 @@
 /**
- * Whether an error means the database can't serve right now (unreachable, restarting, its connection cut, locked
- * or full) rather than that the request or Herald is wrong. Such errors pass with time, so requests answer 503 with
+ * Whether an error means the database can't serve right now (unreachable, restarting, its connection cut, locked,
+ * full, or aborting the transaction for a concurrent one's sake) rather than that the request or Herald is wrong. Such errors pass with time, so requests answer 503 with
  * `Retry-After` and background work backs off; every other error is a bug. The one place that decides it.
  */
 export function isDatabaseUnavailable(error: unknown): boolean {
@@ -19,9 +19,11 @@ const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'EP
 /**
  * PostgreSQL SQLSTATEs (Appendix A): class 08 connection exceptions; 57P01 admin_shutdown, 57P02 crash_shutdown,
  * 57P03 cannot_connect_now (starting up or shutting down); 53300 too_many_connections; 25006
- * read_only_sql_transaction, what a former primary answers after a failover demoted it.
+ * read_only_sql_transaction, what a former primary answers after a failover demoted it; 40001
+ * serialization_failure and 40P01 deadlock_detected, a transaction aborted for another's sake, which the same request
+ * made again completes (§13.4: "applications using this level must be prepared to retry transactions").
  */
-const POSTGRES_CODES = new Set(['57P01', '57P02', '57P03', '53300', '25006'])
+const POSTGRES_CODES = new Set(['57P01', '57P02', '57P03', '53300', '25006', '40001', '40P01'])
 
 /** PostgreSQL's class 08, connection exceptions. */
 const POSTGRES_CONNECTION_CLASS = /^08[0-9A-Z]{3}$/
