@@ -4,7 +4,23 @@ export interface Clock {
   now(): number
 }
 
-export const systemClock: Clock = { now: () => Date.now() }
+/** A clock that also wakes a sleeper at a time of its own reckoning: a test that moves time moves the wake-ups with it. */
+export interface AlarmClock extends Clock {
+  /** Calls `wake` once the clock reads `at` or later; answers a function that cancels the call. Keeps no process alive. */
+  setAlarm(at: number, wake: () => void): () => void
+}
+
+/** The longest a Node timer waits: a later alarm wakes early, and its sleeper sets it again. */
+const LONGEST_TIMER_MS = 2 ** 31 - 1
+
+export const systemClock: AlarmClock = {
+  now: () => Date.now(),
+  setAlarm(at, wake) {
+    const timer = setTimeout(wake, Math.min(Math.max(0, at - Date.now()), LONGEST_TIMER_MS))
+    timer.unref()
+    return () => clearTimeout(timer)
+  },
+}
 
 export function toRfc3339(epochMs: number): string {
   return new Date(epochMs).toISOString()

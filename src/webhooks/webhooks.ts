@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Agent } from 'undici'
-import type { Clock } from '../platform/clock.js'
+import type { AlarmClock } from '../platform/clock.js'
 import type { Config } from '../platform/config.js'
 import type { SecretBox } from '../platform/crypto/secret-box.js'
 import type { Outbox } from '../platform/events/outbox.js'
@@ -49,7 +49,7 @@ export interface WebhookDeps {
   config: Config
   database: Database
   box: SecretBox
-  clock: Clock
+  clock: AlarmClock
   log: FastifyBaseLogger
   notifications: Notifications
   invalidation: CacheInvalidation

@@ -183,6 +183,8 @@ export class DeliveryQueue {
         eb
           .selectFrom('webhook_leases')
           .select((min) => min.fn.min('expires_at').as('ends'))
+          // A lease that has run out counts for nothing (its rows wait for the pruner): its end is no wake-up.
+          .where('expires_at', '>', now)
           .as('leased'),
       ])
       .executeTakeFirstOrThrow()

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify'
 import { type Backoff, backoffDelay } from '../../platform/backoff.js'
-import type { Clock } from '../../platform/clock.js'
+import type { AlarmClock } from '../../platform/clock.js'
 import { retryingDeadlocks } from '../../platform/storage/transaction.js'
 import { isDatabaseUnavailable } from '../../platform/storage/unavailable.js'
 import { ThrottledWarning } from '../../platform/throttled-warning.js'
@@ -46,8 +46,8 @@ const COALESCE_MS = 2
  * One process's delivery loop. A pass fans out waiting outbox events and advances recovery jobs and status sweeps
  * when a signal (or the fallback poll) says there may be some, then claims due deliveries up to the free
  * concurrency; attempts run concurrently and their outcomes are written in batches. Passes are driven by signals
- * (new work anywhere, a completed batch here), by a timer set to the next due delivery, and by a slow fallback
- * poll; signals that arrive during a pass fold into a single next pass.
+ * (new work anywhere, a completed batch here), by an alarm on the clock at the next due delivery, and by a slow
+ * fallback poll; signals that arrive during a pass fold into a single next pass.
  */
 export class DeliveryWorker {
   #stopped = true
@@ -58,6 +58,8 @@ export class DeliveryWorker {
   /** A signal's pass is about to start (COALESCE_MS): more signals just join it. */
   #coalescing = false
   #timer: NodeJS.Timeout | undefined
+  /** When the next due delivery this worker knows of is due, and how to call off the alarm set for it. */
+  #alarm: { at: number; cancel: () => void } | undefined
   #inFlight = 0
   /** `#inFlight` per endpoint: what the claims count against each endpoint's cap for this process. */
   readonly #inFlightTo = new Map<string, number>()
@@ -80,7 +82,7 @@ export class DeliveryWorker {
     private readonly endpoints: EndpointStore,
     private readonly sender: Sender,
     private readonly metrics: WebhookMetrics,
-    private readonly clock: Clock,
+    private readonly clock: AlarmClock,
     private readonly log: FastifyBaseLogger,
     wake: WakeSignal,
     private readonly options: WorkerOptions,
@@ -115,6 +117,7 @@ export class DeliveryWorker {
   async stop(): Promise<void> {
     this.#stopped = true
     clearTimeout(this.#timer)
+    this.#wakeAt(undefined)
     await this.#passing
     await Promise.all(this.#sends)
     await this.#outcomes.close()
@@ -250,19 +253,34 @@ export class DeliveryWorker {
 
   async #scheduleNext(rateLimited: boolean): Promise<void> {
     if (this.#stopped) return
-    const now = this.clock.now()
-    let delay = this.options.idlePollMs
-    if (rateLimited) delay = 1000 - (now % 1000)
+    if (rateLimited) {
+      this.#setTimer(1000 - (this.clock.now() % 1000), 'deliveries')
+      return
+    }
     // With attempts in flight, the write that leaves the worker idle starts a pass that looks for the next due
-    // time then, if a failed attempt may have scheduled a retry: no query per pass while the worker is busy.
-    else if (this.#inFlight === 0) {
+    // time then, if a failed attempt may have scheduled a retry: no query per pass while the worker is busy. The
+    // alarm of the last look stays set meanwhile, so a retry due before the poll is not left waiting for it.
+    if (this.#inFlight === 0) {
       this.#retriesScheduled = false
       const due = await this.queue.nextDueAt()
       // Something due that this pass could not claim (caps held by other processes): a signal or the poll brings it.
-      if (due !== null && due > now) delay = Math.min(due - now, delay)
+      this.#wakeAt(due !== null && due > this.clock.now() ? due : undefined)
     }
-    // Only the fallback poll looks for every kind of work; a due time or a rate limit only needs a claim.
-    this.#setTimer(delay, delay === this.options.idlePollMs ? undefined : 'deliveries')
+    // Only the fallback poll looks for every kind of work; the alarm only needs a claim.
+    this.#setTimer(this.options.idlePollMs)
+  }
+
+  /** Claims when the clock reaches `at` (undefined: no alarm), in place of the alarm set before. */
+  #wakeAt(at: number | undefined): void {
+    if (this.#alarm?.at === at) return
+    this.#alarm?.cancel()
+    this.#alarm = undefined
+    if (at === undefined || this.#stopped) return
+    const cancel = this.clock.setAlarm(at, () => {
+      this.#alarm = undefined
+      this.wake('deliveries')
+    })
+    this.#alarm = { at, cancel }
   }
 
   #setTimer(delayMs: number, kind?: WorkKind): void {
