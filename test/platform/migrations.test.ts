@@ -12,6 +12,7 @@ import { createTestDatabase, type DialectName, type TestDatabase } from '../supp
 import { forEachDialect, startHerald } from '../support/herald.js'
 import { createAccount, managementToken } from '../support/http.js'
 import { declaredTables, describeSchema, type SchemaDescription } from '../support/schema.js'
+import { insertAccountParents, insertReferencingRows, referencingRows } from '../support/tenant-rows.js'
 
 /** The migrations released after the baseline: a database adopted at the baseline runs them next. */
 const AFTER_BASELINE = Object.keys(migrationsFor('sqlite')).filter((name) => name !== BASELINE)
@@ -163,6 +164,60 @@ forEachDialect((dialect) => {
 
         expect(await recordedMigrations(database.db)).toEqual(Object.keys(preBaselineMigrations).slice(0, 5))
         expect(await describeSchema(database.db, dialect)).toEqual(before)
+      })
+    })
+  })
+
+  describe('a database from before the composite tenant keys', () => {
+    const BEFORE_TENANT_KEYS = '0007-endpoint-stats'
+
+    /** Runs `use` on a new database migrated as far as `BEFORE_TENANT_KEYS`, with two accounts' rows. */
+    async function withRowsFromBefore(use: (database: Database) => Promise<void>): Promise<void> {
+      await withDatabase(dialect, async (database) => {
+        const migrator = new Migrator({
+          db: database.db,
+          provider: { getMigrations: async () => migrationsFor(dialect) },
+          migrationTableName: MIGRATION_TABLE,
+          migrationLockTableName: 'herald_migrations_lock',
+        })
+        expect((await migrator.migrateTo(BEFORE_TENANT_KEYS)).error).toBeUndefined()
+        for (const account of ['acct_a', 'acct_b']) {
+          await insertAccountParents(database.db, account)
+          await insertReferencingRows(database.db, account)
+        }
+        await use(database)
+      })
+    }
+
+    it('keeps its rows, and deleting a parent still deletes the rows that refer to it', async () => {
+      await withRowsFromBefore(async (database) => {
+        const { db } = database
+        const before = await referencingRows(db)
+        expect(Object.values(before).every((accounts) => accounts.includes('acct_a') && accounts.includes('acct_b'))).toBe(true)
+
+        expect(await migrateToLatest(database)).toMatchObject({ applied: ALL_MIGRATIONS.slice(ALL_MIGRATIONS.indexOf(BEFORE_TENANT_KEYS) + 1) })
+        expect(await referencingRows(db)).toEqual(before)
+
+        await sql`delete from clients where id = 'cli_acct_a'`.execute(db)
+        await sql`delete from webhook_endpoints where id = 'ep_acct_a'`.execute(db)
+        await sql`delete from browser_sessions where id = 'bs_acct_a'`.execute(db)
+        const ofB = Object.fromEntries(Object.entries(before).map(([table, accounts]) => [table, accounts.filter((account) => account === 'acct_b')]))
+        expect(await referencingRows(db)).toEqual(ofB)
+      })
+    })
+
+    it("is refused, and leaves the database as it was, when a row points at another account's row", async () => {
+      await withRowsFromBefore(async (database) => {
+        const { db } = database
+        await sql`insert into consents (account_id, subject, client_id, scope, audience, session, created_at, updated_at)
+          values ('acct_b', 'mallory', 'cli_acct_a', 'openid', '[]', '{}', 1, 1)`.execute(db)
+        const before = await describeSchema(db, dialect)
+
+        await expect(migrateToLatest(database)).rejects.toThrow(/^migration 0008-tenant-keys failed: .*(consents|foreign key)/)
+
+        expect(await describeSchema(db, dialect)).toEqual(before)
+        expect(await recordedMigrations(db)).toEqual(ALL_MIGRATIONS.slice(0, ALL_MIGRATIONS.indexOf(BEFORE_TENANT_KEYS) + 1))
+        if (dialect === 'sqlite') expect((await sql<{ foreign_keys: number }>`pragma foreign_keys`.execute(db)).rows).toEqual([{ foreign_keys: 1 }])
       })
     })
   })

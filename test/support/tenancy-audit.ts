@@ -1,6 +1,7 @@
 import path from 'node:path'
 import type { CompiledQuery, Kysely } from 'kysely'
 import type { DB } from '../../src/platform/storage/schema.js'
+import { unscopedTables } from './account-scoping.js'
 import { watchStatements } from './statements.js'
 
 /**
@@ -61,10 +62,12 @@ export interface TenancyViolation {
   sql: string
   /** The Herald module that sent the statement, relative to `src/`, with its line. */
   module: string
+  /** The tenant tables (by the statement's names for them) that it left without an account. */
+  tables: string[]
 }
 
 export interface TenancyAudit {
-  /** Statements that touched a tenant table without naming an account, outside CROSS_ACCOUNT_MODULES. */
+  /** Statements that left a tenant table they name without an account, outside CROSS_ACCOUNT_MODULES. */
   readonly violations: TenancyViolation[]
   /** How many statements Herald's own modules sent while the audit ran: proof that it saw them. */
   readonly checked: number
@@ -79,8 +82,8 @@ const TEST_ROOT = path.resolve(import.meta.dirname, '..') + path.sep
 const STORAGE_HELPERS = `${SOURCE_ROOT}platform${path.sep}storage${path.sep}`
 
 /**
- * Watches every statement `db` sends (its transactions' included) and records those of Herald's modules that touch a
- * tenant table without an `account_id` predicate (or, for an INSERT, an `account_id` column). The module is read
+ * Watches every statement `db` sends (its transactions' included) and records those of Herald's modules that name a
+ * tenant table without scoping it by its own `account_id` (see unscopedTables). The module is read
  * from the stack when the statement is sent: Kysely compiles and sends a query synchronously inside `execute()`, so
  * its caller is on the stack. Statements that tests send themselves are not Herald's and are not checked.
  */
@@ -92,9 +95,10 @@ export function auditTenancy(db: Kysely<DB>, crossAccount: readonly string[] = C
     const sender = frames[0]
     if (sender === undefined) return
     audit.checked++
-    if (!touchesTenantTable(query.sql) || namesAccount(query.sql)) return
+    const tables = unscopedTables(query.sql, TENANT_TABLES)
+    if (tables.length === 0) return
     if (allowed.has(sender.file) || frames.some((frame) => allowed.has(`${frame.file}#${frame.method}`))) return
-    audit.violations.push({ sql: query.sql, module: `${sender.file}:${sender.line}` })
+    audit.violations.push({ sql: query.sql, module: `${sender.file}:${sender.line}`, tables })
   }
   const restore = watchStatements(db, inspect)
   return {
@@ -141,22 +145,4 @@ function heraldFrames(stack: string): Frame[] {
     frames.push({ file: file.slice(SOURCE_ROOT.length).split(path.sep).join('/'), line: location[3]!, method: location[1]?.split(/[. ]/).at(-1)?.replace(/^#/, '') ?? '' })
   }
   return frames
-}
-
-function touchesTenantTable(text: string): boolean {
-  for (const match of text.matchAll(/\b(?:from|join|update|into)\s+"?(\w+)"?/gi)) {
-    if (TENANT_TABLES.has(match[1]!)) return true
-  }
-  return false
-}
-
-/**
- * A condition that compares `account_id` (qualified or not) with a bound value or a list of them, outside an UPDATE's
- * SET; or an INSERT that writes the column. A comparison with another column names no account.
- */
-export function namesAccount(text: string): boolean {
-  const conditions = text.replace(/\bset\b[\s\S]*?\bwhere\b/i, 'where')
-  if (/\baccount_id"?\s*(?:=\s*(?:\$\d+|\?)|in\s*\(\s*(?:\$\d+|\?))/i.test(conditions)) return true
-  const insert = /^\s*insert\s+into\s+"?\w+"?\s*\(([^)]*)\)/i.exec(text)
-  return insert !== null && /\baccount_id\b/.test(insert[1]!)
 }

@@ -21,7 +21,8 @@ export function insertDeliveries(dialect: SqlDialect, deliveries: readonly NewDe
     select d.id, d.account_id, d.event_id, d.event_type, d.endpoint_id,
       case when e.status = 'active' then 'pending' else 'held' end, 0,
       case when e.status = 'active' then d.created_at end, d.created_at
-    from ${rows} as d inner join ${dialect.endpointsForKeyShare(deliveries.map((delivery) => delivery.endpoint_id))} as e on e.id = d.endpoint_id
+    from ${rows} as d
+    inner join ${dialect.endpointsForKeyShare(deliveries.map((delivery) => ({ account_id: delivery.account_id, id: delivery.endpoint_id })))} as e on e.account_id = d.account_id and e.id = d.endpoint_id
     where ${condition}
     returning status`
 }

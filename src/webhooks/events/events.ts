@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
 import type { Kysely } from 'kysely'
+import { canonicalJson } from '../../platform/canonical-json.js'
 import { type Clock, toRfc3339 } from '../../platform/clock.js'
 import { ProblemError, notFound } from '../../platform/http/problems.js'
 import { looksLikeId, newId } from '../../platform/ids.js'
@@ -221,16 +222,6 @@ function eventView(row: EventsTable, data: unknown): EventView {
   return { id: row.id, type: row.type, data, idempotency_key: row.idempotency_key, created_at: toRfc3339(row.created_at) }
 }
 
-/** JSON with object keys sorted at every depth: two bodies that mean the same hash the same. */
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value).sort(byKey)
-    return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${canonicalJson(item)}`).join(',')}}`
-  }
-  return JSON.stringify(value)
-}
-
 /** The idempotency key's identity: keys are per account. */
 function keyName(item: { accountId: string; key: string | null }): string | null {
   return item.key === null ? null : `${item.accountId}\n${item.key}`
@@ -249,7 +240,7 @@ function byKey([a]: readonly [string, unknown], [b]: readonly [string, unknown])
 async function readOriginals(db: Kysely<DB>, items: readonly PendingPublish[]): Promise<Map<string, Original>> {
   const found = await db
     .selectFrom('event_idempotency_keys as k')
-    .innerJoin('events as e', 'e.id', 'k.event_id')
+    .innerJoin('events as e', (join) => join.onRef('e.account_id', '=', 'k.account_id').onRef('e.id', '=', 'k.event_id'))
     .select(['k.account_id as claim_account_id', 'k.key as claim_key', 'k.request_hash', 'e.id', 'e.account_id', 'e.type', 'e.data', 'e.created_at', 'e.fanned_out_at', 'e.idempotency_key'])
     .where((eb) => eb.or(items.map((item) => eb.and([eb('k.account_id', '=', item.accountId), eb('k.key', '=', item.key!)]))))
     .execute()

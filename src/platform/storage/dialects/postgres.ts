@@ -2,7 +2,7 @@ import { type Kysely, type SelectQueryBuilder, sql } from 'kysely'
 import { type DeleteBatch, deletePicked, pickBatch } from '../delete-batch.js'
 import { type JsonCell, type JsonColumnType, quotedColumn } from '../json-rows.js'
 import type { DB } from '../schema.js'
-import type { RowLockOptions, SqlDialect } from './sql-dialect.js'
+import type { EndpointKey, RowLockOptions, SqlDialect } from './sql-dialect.js'
 
 export const postgresDialect: SqlDialect = {
   name: 'postgres',
@@ -22,9 +22,10 @@ export const postgresDialect: SqlDialect = {
   },
 
   /** In the order of their ids: a worker disabling two of them (FOR UPDATE) and the caller never hold one each while waiting for the other. */
-  endpointsForKeyShare(ids: readonly string[]) {
-    const rows = postgresDialect.jsonRows({ id: 'text' }, [...new Set(ids)].map((id) => ({ id })))
-    return sql`(select id, status from webhook_endpoints where id in (select id from ${rows} as i) order by id for key share)`
+  endpointsForKeyShare(endpoints: readonly EndpointKey[]) {
+    const unique = new Map(endpoints.map((endpoint) => [`${endpoint.account_id}\n${endpoint.id}`, endpoint]))
+    const rows = postgresDialect.jsonRows({ account_id: 'text', id: 'text' }, [...unique.values()])
+    return sql`(select account_id, id, status from webhook_endpoints where (account_id, id) in (select account_id, id from ${rows} as i) order by id for key share)`
   },
 
   jsonRows<C extends string>(columns: Readonly<Record<C, JsonColumnType>>, rows: ReadonlyArray<Readonly<Record<C, JsonCell>>>) {

@@ -40,13 +40,19 @@ export interface SqlDialect {
    */
   lockForUpdate<D, T extends keyof D, O>(query: SelectQueryBuilder<D, T, O>): Promise<void>
   /**
-   * The rows of the endpoints `ids`, as a derived table of `id` and `status`, locked FOR KEY SHARE in the order of
-   * their ids, as a transaction that locks several endpoints always does; on SQLite the table itself, which the
-   * caller's join narrows.
+   * The rows of `endpoints`, as a derived table of `account_id`, `id` and `status`, locked FOR KEY SHARE in the
+   * order of their ids, as a transaction that locks several endpoints always does; on SQLite the table itself, which
+   * the caller's join narrows.
    */
-  endpointsForKeyShare(ids: readonly string[]): RawBuilder<unknown>
+  endpointsForKeyShare(endpoints: readonly EndpointKey[]): RawBuilder<unknown>
   /** `rows` as a derived table with `columns`, bound as one JSON parameter (see json-rows.ts). */
   jsonRows<C extends string>(columns: Readonly<Record<C, JsonColumnType>>, rows: ReadonlyArray<Readonly<Record<C, JsonCell>>>): RawBuilder<unknown>
   /** Deletes one bounded batch of `table`'s rows; answers how many went (see delete-batch.ts). */
   deleteBatch(db: Kysely<DB>, table: keyof DB & string, batch: DeleteBatch): Promise<number>
+}
+
+/** An endpoint's key, as its tenant-scoped foreign keys name it. */
+export interface EndpointKey {
+  account_id: string
+  id: string
 }

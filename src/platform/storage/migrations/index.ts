@@ -21,6 +21,8 @@ import * as postgresConsoleLinks from './console-links/postgres.js'
 import * as sqliteConsoleLinks from './console-links/sqlite.js'
 import * as postgresEndpointStats from './endpoint-stats/postgres.js'
 import * as sqliteEndpointStats from './endpoint-stats/sqlite.js'
+import * as postgresTenantKeys from './tenant-keys/postgres.js'
+import * as sqliteTenantKeys from './tenant-keys/sqlite.js'
 
 /** The baseline: what databases of development builds, migrated before it existed, are recorded as (see pre-baseline.ts). */
 export const BASELINE = '0001-baseline'
@@ -33,6 +35,7 @@ const MIGRATIONS: Record<string, Record<DialectName, Migration>> = {
   '0005-backchannel-logout': { postgres: postgresBackchannelLogout, sqlite: sqliteBackchannelLogout },
   '0006-console-links': { postgres: postgresConsoleLinks, sqlite: sqliteConsoleLinks },
   '0007-endpoint-stats': { postgres: postgresEndpointStats, sqlite: sqliteEndpointStats },
+  '0008-tenant-keys': { postgres: postgresTenantKeys, sqlite: sqliteTenantKeys },
 }
 
 /** Where Kysely's migrator records the migrations that have run. */
