@@ -2,6 +2,7 @@ import { decodeJwt } from 'jose'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { type CreatedAccount, type TestHerald, forEachDialect, useHerald } from '../support/herald.js'
 import { type ApiResponse, basicAuth, call, createAccount, managementToken } from '../support/http.js'
+import { Browser, CONSENT_URL, LOGIN_URL, authorizationUrl, challengeIn } from '../support/sign-in.js'
 
 interface ClientBody {
   client_id: string
@@ -144,6 +145,119 @@ forEachDialect((dialect) => {
         expect(decodeJwt(issued.body.access_token).aud).toBe(value)
       }
       expect((await call(`${account.base}/settings`, 'PATCH', { token, json: { default_audience: null } })).status).toBe(200)
+    })
+  })
+
+  describe('redirect URIs: a port in 1–65535, no credentials, no wildcard, and a free port only for native apps', () => {
+    let account: CreatedAccount
+    let token: string
+
+    beforeAll(async () => {
+      account = await createAccount(h.current, 'redirect-uris')
+      token = await managementToken(account)
+      expect((await call(`${account.base}/settings`, 'PATCH', { token, json: { login_url: LOGIN_URL, consent_url: CONSENT_URL } })).status).toBe(200)
+    })
+
+    const CODE_CLIENT = { grant_types: ['authorization_code'], response_types: ['code'], scope: 'openid' }
+    const NATIVE = { ...CODE_CLIENT, application_type: 'native', token_endpoint_auth_method: 'none' }
+
+    async function register(metadata: Record<string, unknown>): Promise<ClientBody> {
+      const created = await call<ClientBody>(`${account.base}/oauth/clients`, 'POST', { token, json: metadata })
+      expect(created.status, created.text).toBe(201)
+      return created.body
+    }
+
+    async function flowCount(): Promise<number> {
+      const rows = await h.current.herald.database.db.selectFrom('authorization_flows').select('id').where('account_id', '=', account.id).execute()
+      return rows.length
+    }
+
+    /** The request at authorize and pushed (RFC 9126), authenticated as the client is registered. */
+    async function tryRedirect(client: ClientBody, redirectUri: string) {
+      const url = authorizationUrl(account.base, client.client_id, { redirect_uri: redirectUri })
+      const authorize = await new Browser().open(url)
+      const form = Object.fromEntries(new URL(url).searchParams)
+      const pushed = client.client_secret
+        ? await call<{ error?: string }>(`${account.base}/oauth/par`, 'POST', { headers: { authorization: basicAuth(client.client_id, client.client_secret) }, form })
+        : await call<{ error?: string }>(`${account.base}/oauth/par`, 'POST', { form })
+      return { authorize, pushed }
+    }
+
+    const refusedUris: Array<[string, RegExp]> = [
+      ['http://127.0.0.1:0/cb', /port between 1 and 65535/],
+      ['http://127.0.0.1:65536/cb', /port between 1 and 65535/],
+      ['http://127.0.0.1:99999/cb', /port between 1 and 65535/],
+      ['https://rp.example:-1/cb', /port between 1 and 65535/],
+      ['https://user:pass@rp.example/cb', /credentials/],
+      ['http://user@127.0.0.1:8080/cb', /credentials/],
+      ['https://*.rp.example/cb', /wildcard/],
+      ['https://%2A.rp.example/cb', /wildcard/],
+    ]
+
+    it('refuses such a URI at registration and in a change, for web and native apps alike, pointing at it, and writes nothing', async () => {
+      const client = await register({ ...CODE_CLIENT, redirect_uris: ['https://rp.example/ok'] })
+      const before = await snapshot(h.current, account.id)
+      for (const [uri, reason] of refusedUris) {
+        for (const kind of [CODE_CLIENT, NATIVE]) {
+          expectRefused(await call(`${account.base}/oauth/clients`, 'POST', { token, json: { ...kind, redirect_uris: ['https://rp.example/ok', uri] } }), '/body/redirect_uris/1', reason)
+        }
+        expectRefused(await call(`${account.base}/oauth/clients`, 'POST', { token, json: { grant_types: ['client_credentials'], post_logout_redirect_uris: [uri] } }), '/body/post_logout_redirect_uris/0', reason)
+        expectRefused(await call(`${account.base}/oauth/clients/${client.client_id}`, 'PATCH', { token, json: { redirect_uris: [uri] } }), '/body/redirect_uris/0', reason)
+      }
+      expect(await snapshot(h.current, account.id)).toEqual(before)
+    })
+
+    it('refuses an out-of-range port at authorize and PAR with a 4xx, never at the redirect_uri, and writes no flow', async () => {
+      const client = await register({ ...NATIVE, redirect_uris: ['http://127.0.0.1/cb', 'http://[::1]:9/cb'] })
+      const flows = await flowCount()
+      for (const uri of ['http://127.0.0.1:99999/cb', 'http://127.0.0.1:65536/cb', 'http://127.0.0.1:0/cb', 'http://[::1]:99999/cb']) {
+        const { authorize, pushed } = await tryRedirect(client, uri)
+        expect(authorize.location, uri).toBeNull()
+        expect(authorize.status, uri).toBe(400)
+        expect(authorize.text).toBe('invalid_request: redirect_uri must have a port between 1 and 65535\n')
+        expect(pushed.status, uri).toBe(400)
+        expect(pushed.body).toMatchObject({ error: 'invalid_request', error_description: 'redirect_uri must have a port between 1 and 65535' })
+      }
+      // With an error page, the browser goes there instead.
+      expect((await call(`${account.base}/settings`, 'PATCH', { token, json: { error_url: 'https://login.example/error' } })).status).toBe(200)
+      const { authorize } = await tryRedirect(client, 'http://127.0.0.1:99999/cb')
+      expect(authorize.status).toBe(302)
+      expect(authorize.location).toMatch(/^https:\/\/login\.example\/error\?error=invalid_request&error_description=redirect_uri\+must\+have\+a\+port/)
+      expect((await call(`${account.base}/settings`, 'PATCH', { token, json: { error_url: null } })).status).toBe(200)
+      expect(await flowCount()).toBe(flows)
+    })
+
+    it("matches a web app's loopback URI exactly, and lets a native app's loopback IP literal, but not localhost, take any port", async () => {
+      const registered = ['http://127.0.0.1/cb', 'http://[::1]/cb', 'http://localhost:9/cb']
+      const web = await register({ ...CODE_CLIENT, redirect_uris: registered })
+      const native = await register({ ...NATIVE, redirect_uris: registered })
+      const cases: Array<[string, ClientBody, string, boolean]> = [
+        ['web, as registered', web, 'http://127.0.0.1/cb', true],
+        ['web, localhost as registered', web, 'http://localhost:9/cb', true],
+        ['web, another port (RFC 9700 §2.1)', web, 'http://127.0.0.1:53127/cb', false],
+        ['web, another IPv6 loopback port', web, 'http://[::1]:53127/cb', false],
+        ['native, another port', native, 'http://127.0.0.1:53127/cb', true],
+        ['native, port 1', native, 'http://127.0.0.1:1/cb', true],
+        ['native, port 65535', native, 'http://127.0.0.1:65535/cb', true],
+        ['native, another IPv6 loopback port', native, 'http://[::1]:8080/cb', true],
+        ['native, localhost as registered', native, 'http://localhost:9/cb', true],
+        ['native, localhost on another port (RFC 8252 §8.3)', native, 'http://localhost:10/cb', false],
+        ['native, another path', native, 'http://127.0.0.1:53127/cb/', false],
+        ['native, the other loopback address', native, 'http://[::1]:53127/cb/', false],
+      ]
+      for (const [name, client, uri, matches] of cases) {
+        const flows = await flowCount()
+        const { authorize, pushed } = await tryRedirect(client, uri)
+        if (matches) {
+          challengeIn(authorize.location, 'login')
+          expect(pushed.status, name).toBe(201)
+          expect(await flowCount(), name).toBe(flows + 2)
+        } else {
+          expect([authorize.status, authorize.location, authorize.text], name).toEqual([400, null, 'invalid_request: redirect_uri is not registered for this client\n'])
+          expect([pushed.status, pushed.body.error], name).toEqual([400, 'invalid_request'])
+          expect(await flowCount(), name).toBe(flows)
+        }
+      }
     })
   })
 

@@ -5,6 +5,9 @@ describe('redirectUriProblem', () => {
   it.each([
     ['https://app.example/callback', false],
     ['http://127.0.0.1:8080/cb', false],
+    ['http://127.0.0.1:1/cb', false],
+    ['http://127.0.0.1:65535/cb', false],
+    ['http://[::1]:8080/cb', true],
     ['http://[::1]/cb', false],
     ['http://localhost/cb', false],
     ['com.example.app:/oauth', true],
@@ -19,6 +22,18 @@ describe('redirectUriProblem', () => {
     ['com.example.app:/oauth', false, 'native'],
     ['myapp:/oauth', true, 'reverse domain'],
     ['javascript:alert(1)', true, 'reverse domain'],
+    ['http://127.0.0.1:0/cb', true, 'port between 1 and 65535'],
+    ['http://127.0.0.1:65536/cb', true, 'port between 1 and 65535'],
+    ['http://127.0.0.1:99999/cb', true, 'port between 1 and 65535'],
+    ['http://127.0.0.1:-1/cb', true, 'port between 1 and 65535'],
+    ['http://[::1]:http/cb', true, 'port between 1 and 65535'],
+    ['https://app.example:0/cb', false, 'port between 1 and 65535'],
+    ['https://user:pass@app.example/cb', false, 'credentials'],
+    ['https://user@app.example/cb', false, 'credentials'],
+    ['http://user:pass@127.0.0.1:8080/cb', true, 'credentials'],
+    ['https://*.app.example/cb', false, 'wildcard'],
+    ['https://app.*/cb', false, 'wildcard'],
+    ['https://%2A.app.example/cb', false, 'wildcard'],
   ])('refuses %s (native: %s)', (uri, native, reason) => {
     expect(redirectUriProblem(uri, native)).toContain(reason)
   })

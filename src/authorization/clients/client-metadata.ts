@@ -6,6 +6,7 @@ import { audienceProblem } from '../../platform/audience.js'
 import { LOOPBACK_HOSTS } from '../../platform/app-urls.js'
 import { isReservedScope } from '../../platform/management-auth/scopes.js'
 import { isValidScopeToken } from '../token/scope-policy.js'
+import { redirectUriSyntaxProblem } from '../sign-in/redirect-uris.js'
 
 /** Grant types a client may register. Implicit and password are not offered at all (RFC 9700 §2.1.2, §2.4). */
 export const GRANT_TYPES = ['authorization_code', 'refresh_token', 'client_credentials'] as const
@@ -195,17 +196,14 @@ export function metadataProblems(metadata: ClientMetadata, knownScopes: Readonly
 }
 
 /**
- * Why a redirect URI is refused, or undefined if it is acceptable: absolute, no fragment (RFC 6749 §3.1.2),
- * https except on loopback (RFC 8252 §7.3), and private-use schemes in reverse-domain form only for native
- * apps (RFC 8252 §7.1).
+ * Why a redirect URI is refused, or undefined if it is acceptable: what any redirect URI must be (a valid port, no
+ * credentials, no wildcard host: redirectUriSyntaxProblem), no fragment (RFC 6749 §3.1.2), https except on loopback
+ * (RFC 8252 §7.3), and private-use schemes in reverse-domain form only for native apps (RFC 8252 §7.1).
  */
 export function redirectUriProblem(uri: string, native: boolean): string | undefined {
-  let url: URL
-  try {
-    url = new URL(uri)
-  } catch {
-    return 'must be an absolute URI'
-  }
+  const syntax = redirectUriSyntaxProblem(uri)
+  if (syntax) return syntax
+  const url = new URL(uri)
   if (uri.includes('#')) return 'must not contain a fragment'
   if (url.protocol === 'https:') return undefined
   if (url.protocol === 'http:') return LOOPBACK_HOSTS.has(url.hostname) ? undefined : 'must use https unless the host is loopback'

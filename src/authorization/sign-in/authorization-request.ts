@@ -4,11 +4,12 @@ import { audienceProblem } from '../../platform/audience.js'
 import type { AccountSettings } from '../../platform/settings/settings.js'
 import type { RegisteredClient } from '../clients/client-store.js'
 import { grantedScopes } from '../token/scope-policy.js'
-import { redirectUriMatches } from './redirect-uris.js'
+import { redirectUriMatches, redirectUriSyntaxProblem } from './redirect-uris.js'
 
 export const RESPONSE_MODES = ['query', 'form_post'] as const
 export type ResponseMode = (typeof RESPONSE_MODES)[number]
-export const PROMPTS = ['none', 'login', 'consent'] as const
+/** OpenID Connect Core §3.1.2.1; `select_account` is passed on to the login app (request_url), and no login is skipped. */
+export const PROMPTS = ['none', 'login', 'consent', 'select_account'] as const
 type Prompt = (typeof PROMPTS)[number]
 
 /** An authorization request once validated (RFC 6749 §4.1.1, OpenID Connect Core §3.1.2.1), as a flow stores it. */
@@ -79,7 +80,10 @@ export function trustedTarget(params: RawParameters, client: RegisteredClient | 
   if (!client) throw new UntrustedRequestError('invalid_request', 'client_id does not name a client of this account')
   const redirectUri = untrustedSingle(params, 'redirect_uri')
   if (redirectUri === undefined) throw new UntrustedRequestError('invalid_request', 'redirect_uri is required (OpenID Connect Core §3.1.2.1)')
-  if (!client.metadata.redirect_uris.some((registered) => redirectUriMatches(registered, redirectUri))) {
+  const problem = redirectUriSyntaxProblem(redirectUri)
+  if (problem) throw new UntrustedRequestError('invalid_request', `redirect_uri ${problem}`)
+  const native = client.metadata.application_type === 'native'
+  if (!client.metadata.redirect_uris.some((registered) => redirectUriMatches(registered, redirectUri, native))) {
     throw new UntrustedRequestError('invalid_request', 'redirect_uri is not registered for this client')
   }
   // response_mode decides how even an error is returned, so a bad one falls back to the query (RFC 6749 §4.1.2.1).

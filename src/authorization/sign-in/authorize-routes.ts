@@ -24,7 +24,7 @@ const AuthorizeParameters = Type.Object(
   {
     response_type: Type.Optional(Type.String({ description: '`code`' })),
     client_id: Type.Optional(Type.String()),
-    redirect_uri: Type.Optional(Type.String({ description: 'Exactly as registered; a loopback URI may change its port (RFC 8252 §7.3)' })),
+    redirect_uri: Type.Optional(Type.String({ description: "Exactly as registered; a native app's loopback IP URI may change its port (RFC 8252 §7.3)" })),
     scope: Type.Optional(Type.String()),
     state: Type.Optional(Type.String()),
     nonce: Type.Optional(Type.String()),
