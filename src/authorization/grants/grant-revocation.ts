@@ -29,7 +29,12 @@ export class GrantRevocation {
     return transaction(this.db, (tx) => this.revoke(tx, accountId, refresh.grantId, 'refresh_token_revoked', now))
   }
 
-  /** False when the grant was revoked already (or does not exist): nothing changes and nothing is announced. */
+  /**
+   * False when the grant was revoked already (or does not exist): nothing changes and nothing is announced. The
+   * revoked_at compare-and-set makes one incident one announcement, however many reuses and revocations race: only
+   * the call whose statement revoked the grant records its events, a reuse's `oauth.refresh_token.reuse_detected`
+   * among them.
+   */
   async revoke(tx: Tx, accountId: string, grantId: string, reason: GrantRevocationReason, now: number): Promise<boolean> {
     const grant = await forAccount(tx.db, accountId)
       .updateTable('authorization_flows')
@@ -41,7 +46,9 @@ export class GrantRevocation {
     if (!grant) return false
     await spendAll(tx.db, accountId, grantId, now)
     await this.revocations.recordGrantRevocation(tx, accountId, grantId, grant.expires_at, now)
-    await this.outbox.record(tx, accountId, 'oauth.grant.revoked', { grant_id: grantId, client_id: grant.client_id, subject: grant.subject, reason }, now)
+    const about = { grant_id: grantId, client_id: grant.client_id, subject: grant.subject }
+    if (reason === 'refresh_token_reuse') await this.outbox.record(tx, accountId, 'oauth.refresh_token.reuse_detected', about, now)
+    await this.outbox.record(tx, accountId, 'oauth.grant.revoked', { ...about, reason }, now)
     return true
   }
 }

@@ -3,18 +3,21 @@ import { constantTimeEqual, sha256 } from '../../platform/crypto/random.js'
 import { OAuthError } from '../../platform/http/oauth-errors.js'
 import type { DB } from '../../platform/storage/schema.js'
 import { transaction } from '../../platform/storage/transaction.js'
+import { isUserGrant } from '../grants/grant.js'
 import type { GrantRevocation } from '../grants/grant-revocation.js'
 import type { RefreshTokens } from '../grants/refresh-tokens.js'
 import type { FlowStore } from '../sign-in/flow-store.js'
 import type { GrantContext, TokenResponse } from './grants.js'
 import { refreshLifetimes, refreshTokenAllowed } from './refresh-policy.js'
-import { type UserTokens, isUserGrant } from './user-tokens.js'
+import { stillAllowed } from './scope-policy.js'
+import type { UserTokens } from './user-tokens.js'
 
 /** RFC 7636 §4.1: 43 to 128 unreserved characters. */
 const CODE_VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/
 
 const UNKNOWN_CODE = 'The code is unknown, expired, or was issued to another client'
 const USED_CODE = 'The code was used already; the tokens issued with it are revoked'
+const CLOSED_CODE = "The code was withdrawn: the user's session ended or the consent was revoked"
 
 /**
  * RFC 6749 §4.1.3: redeems a code for the user's tokens. The code is single-use: a second redemption fails and
@@ -35,6 +38,7 @@ export class AuthorizationCodeGrant {
     const { account, client, body, nowMs, settings } = context
     if (typeof body.code !== 'string' || body.code === '') throw new OAuthError('invalid_request', 'code is required')
     const flow = await this.flows.byHandle(account.id, body.code)
+    if (flow?.stage === 'done' && flow.revokedAt !== null && flow.clientId === client.id) throw new OAuthError('invalid_grant', CLOSED_CODE)
     if (!flow || (flow.stage !== 'code' && flow.stage !== 'redeemed') || flow.clientId !== client.id) throw new OAuthError('invalid_grant', UNKNOWN_CODE)
     if (flow.stage === 'redeemed') return this.#replayed(account.id, flow.id, nowMs)
     if (flow.expiresAt <= nowMs) throw new OAuthError('invalid_grant', 'The code has expired')
@@ -42,7 +46,7 @@ export class AuthorizationCodeGrant {
     checkVerifier(flow.request.code_challenge, body.code_verifier)
     if (!isUserGrant(flow)) throw new OAuthError('invalid_grant', UNKNOWN_CODE)
 
-    const scopes = flow.consent.grant_scope
+    const scopes = stillAllowed(client, flow.consent.grant_scope)
     const refresh = refreshTokenAllowed(client, scopes) ? refreshLifetimes(settings, client, nowMs) : undefined
     const idSigner = await this.userTokens.idTokenSigner(context, scopes)
     const redeem = async (db: Kysely<DB>): Promise<TokenResponse> => {
@@ -51,17 +55,27 @@ export class AuthorizationCodeGrant {
       // The grant now lives as long as the last token it may issue: userinfo reads the consent's claims from it, and
       // a replayed code or a refresh must still find it.
       const expiresAt = Math.max(issued.expiresAt, refresh ? refresh.absoluteExpiresAt + settings.access_token_ttl * 1000 : 0)
-      const changes = { stage: 'redeemed', access_token_jti: issued.jti, access_token_expires_at: issued.expiresAt, expires_at: expiresAt } as const
-      if (!(await this.flows.advance(db, flow, changes, nowMs))) throw new RedeemedMeanwhile()
+      const changes = { access_token_jti: issued.jti, access_token_expires_at: issued.expiresAt, expires_at: expiresAt }
+      if (!(await this.flows.advance(db, flow, 'redeemed', changes, nowMs))) throw new MovedMeanwhile()
       return issued.response
     }
     // Spending the code is one statement; with a refresh token, the token and the spending commit together.
     const answer = refresh ? transaction(this.db, (tx) => redeem(tx.db)) : redeem(this.db)
     return answer.catch(async (error: unknown) => {
-      // Another request redeemed it between the read and now: this one is the replay.
-      if (error instanceof RedeemedMeanwhile) return this.#replayed(account.id, flow.id, nowMs)
+      if (error instanceof MovedMeanwhile) return this.#movedMeanwhile(account.id, flow.id, nowMs)
       throw error
     })
+  }
+
+  /**
+   * The code left `code` between the read and the redemption: another request redeemed it (this one is the replay),
+   * or the flow was closed (session ended, consent revoked, account disabled), which revokes nothing more.
+   */
+  async #movedMeanwhile(accountId: string, flowId: string, now: number): Promise<never> {
+    const flow = await this.flows.byId(accountId, flowId)
+    if (flow?.stage === 'redeemed') return this.#replayed(accountId, flowId, now)
+    if (flow?.stage === 'done' && flow.revokedAt !== null) throw new OAuthError('invalid_grant', CLOSED_CODE)
+    throw new OAuthError('invalid_grant', UNKNOWN_CODE)
   }
 
   async #replayed(accountId: string, grantId: string, now: number): Promise<never> {
@@ -71,7 +85,7 @@ export class AuthorizationCodeGrant {
 }
 
 /** A redemption that lost the race for its code (its refresh token, if any, rolls back). */
-class RedeemedMeanwhile extends Error {}
+class MovedMeanwhile extends Error {}
 
 function checkVerifier(challenge: string | null, verifier: unknown): void {
   if (challenge === null) {

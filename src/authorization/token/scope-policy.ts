@@ -32,3 +32,11 @@ export function grantedScopes(client: RegisteredClient, requested: string | unde
   }
   return names
 }
+
+/**
+ * The granted scopes the client may still request: a user's grant follows its client, so a scope taken from the
+ * client is gone from the grant's next token (and, through rotation, from every later one).
+ */
+export function stillAllowed(client: RegisteredClient, granted: readonly string[]): string[] {
+  return granted.filter((name) => client.scopes.includes(name))
+}

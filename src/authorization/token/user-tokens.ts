@@ -2,18 +2,12 @@ import { randomUUID } from 'node:crypto'
 import { OAuthError } from '../../platform/http/oauth-errors.js'
 import type { KeyStore } from '../../platform/keys/key-store.js'
 import type { JwtSigner } from '../../platform/keys/material.js'
-import type { Flow } from '../sign-in/flow-store.js'
+import type { UserGrant } from '../grants/grant.js'
+import { claimsForScopes } from '../grants/scope-claims.js'
 import { issueAccessToken } from './access-token.js'
 import { accessTokenAudience } from './audience-policy.js'
 import type { GrantContext, TokenResponse } from './grants.js'
 import { issueIdToken } from './id-token.js'
-
-/** A user's grant, as the tokens issued under it need it: a redeemed authorization flow. */
-export type UserGrant = Flow & { subject: string; login: NonNullable<Flow['login']>; consent: NonNullable<Flow['consent']> }
-
-export function isUserGrant(flow: Flow | undefined): flow is UserGrant {
-  return flow !== undefined && flow.subject !== null && flow.login !== null && flow.consent !== null
-}
 
 export interface IssuedUserTokens {
   response: TokenResponse
@@ -25,6 +19,7 @@ export interface IssuedUserTokens {
 /**
  * The tokens of a user's grant, for the code and refresh grants alike: an access token carrying the grant's id
  * (`gid`) and the consent's access token claims, and with `openid` an ID token signed with the client's algorithm.
+ * Each carries the consent's claims for the scopes it is issued with, not the consent's whole grant (claimsForScopes).
  * A refresh answers a new ID token without `nonce` (OpenID Connect Core §12.2).
  */
 export class UserTokens {
@@ -56,7 +51,7 @@ export class UserTokens {
       signer: context.signer,
       nowMs,
       jti,
-      grant: { id: grant.id, claims: grant.consent.session.access_token },
+      grant: { id: grant.id, claims: claimsForScopes(grant.consent.session.access_token, scopes) },
     })
     const response: TokenResponse = { access_token: token, token_type: 'Bearer', expires_in: expiresIn, scope }
     if (options.refreshToken !== undefined) response.refresh_token = options.refreshToken
@@ -72,7 +67,7 @@ export class UserTokens {
         sessionId: grant.sessionId,
         nonce: options.nonce ? grant.request.nonce : null,
         accessToken: token,
-        claims: grant.consent.session.id_token,
+        claims: claimsForScopes(grant.consent.session.id_token, scopes),
         settings,
         signer,
         nowMs,

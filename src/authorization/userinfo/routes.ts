@@ -6,21 +6,26 @@ import { OAuthError } from '../../platform/http/oauth-errors.js'
 import { oauthErrorResponses } from '../../platform/http/schemas.js'
 import type { App } from '../../platform/http/types.js'
 import type { RegisteredClient } from '../clients/client-store.js'
-import type { FlowStore } from '../sign-in/flow-store.js'
+import type { UserGrants } from '../grants/grant.js'
+import { claimsForScopes } from '../grants/scope-claims.js'
 
 export interface UserinfoRouteDeps {
   accessTokens: AccessTokenVerifier<RegisteredClient>
-  flows: FlowStore
+  grants: UserGrants
 }
 
-const UserinfoResponse = Type.Object({ sub: Type.String() }, { additionalProperties: true, description: 'The subject and the claims the consent gave (OpenID Connect Core §5.3.2)' })
+const UserinfoResponse = Type.Object(
+  { sub: Type.String() },
+  { additionalProperties: true, description: "The subject and the claims the consent gave, those of the token's scope (OpenID Connect Core §5.3.2, §5.4)" },
+)
 
 /** RFC 6750 §2.1's b64token; the scheme name is case-insensitive (RFC 9110 §11.1). */
 const BEARER = /^Bearer ([A-Za-z0-9\-._~+/]+=*)$/i
 
 /**
  * The UserInfo endpoint (OpenID Connect Core §5.3), GET and POST: a user's access token of this account, granted
- * `openid`, answers the subject and the claims the consent app gave for the ID token. Errors are RFC 6750 §3's.
+ * `openid`, answers the subject and the claims the consent app gave for the ID token, as far as the token's own scope
+ * asks for them (a token refreshed with less than the consent granted tells less). Errors are RFC 6750 §3's.
  */
 export function userinfoRoutes(app: App, deps: UserinfoRouteDeps): void {
   const options = {
@@ -45,9 +50,9 @@ async function userinfo(deps: UserinfoRouteDeps, request: FastifyRequest): Promi
     const description = 'The access token was not granted openid'
     throw new OAuthError('insufficient_scope', description, bearerError('insufficient_scope', description))
   }
-  const flow = await deps.flows.byId(account.id, claims.gid)
-  if (!flow?.consent) throw new OAuthError('invalid_token', 'The authorization of this token no longer exists', bearerError('invalid_token', 'The authorization no longer exists'))
-  return { ...flow.consent.session.id_token, sub: claims.sub }
+  const grant = await deps.grants.byId(account.id, claims.gid)
+  if (!grant) throw new OAuthError('invalid_token', 'The authorization of this token no longer exists', bearerError('invalid_token', 'The authorization no longer exists'))
+  return { ...claimsForScopes(grant.consent.session.id_token, claims.scope.split(' ')), sub: claims.sub }
 }
 
 function bearerError(code: string, description: string): string {
