@@ -77,7 +77,7 @@ const PARAMETER_NAME = /^[A-Za-z0-9_.-]{1,64}$/
  */
 export function redactedUrl(url: string): string {
   const start = url.indexOf('?')
-  if (start === -1 || !OAUTH_PATH.test(url.slice(0, start))) return url
+  if (start === -1 || !addressesOAuth(url.slice(0, start))) return url
   const query = url
     .slice(start + 1)
     .split('&')
@@ -86,6 +86,18 @@ export function redactedUrl(url: string): string {
       return PARAMETER_NAME.test(name) ? `${name}=[redacted]` : '[redacted]'
     })
   return `${url.slice(0, start)}?${query.join('&')}`
+}
+
+/**
+ * Routing decodes the path, so `/%6Fauth/tokens` is the token endpoint too: the match is on the decoded path. One
+ * that does not decode reaches no route, and is redacted all the same rather than trusted.
+ */
+function addressesOAuth(path: string): boolean {
+  try {
+    return OAUTH_PATH.test(decodeURIComponent(path))
+  } catch {
+    return true
+  }
 }
 
 type Method = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace'

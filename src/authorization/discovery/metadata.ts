@@ -1,6 +1,13 @@
+import { SCOPE_CLAIMS } from '../grants/scope-claims.js'
 import { ASSERTION_SIGNING_ALGS } from '../token/client-assertion.js'
 import { GRANT_TYPES_SUPPORTED } from '../token/grants.js'
 import { PROMPTS, RESPONSE_MODES } from '../sign-in/authorization-request.js'
+
+/**
+ * OpenID Connect Discovery §3 `claims_supported`: the claims Herald sets in an ID token, and the standard claims a
+ * consent may give (each with its scope, see scope-claims.ts); a consent's claims of its own are not known ahead.
+ */
+const CLAIMS_SUPPORTED = ['iss', 'sub', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'acr', 'amr', 'azp', 'at_hash', 'sid', ...Object.values(SCOPE_CLAIMS).flat()]
 
 /**
  * The authorization server metadata (RFC 8414 §2; OpenID Connect Discovery §3). It lists only what Herald
@@ -33,7 +40,7 @@ export function serverMetadata(issuer: string, requirePar: boolean): Record<stri
     authorization_response_iss_parameter_supported: true,
     require_pushed_authorization_requests: requirePar,
     prompt_values_supported: [...PROMPTS],
-    claims_supported: ['iss', 'sub', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'acr', 'amr', 'azp', 'at_hash', 'sid'],
+    claims_supported: CLAIMS_SUPPORTED,
     claims_parameter_supported: false,
     request_parameter_supported: false,
     request_uri_parameter_supported: false,
