@@ -1,62 +1,90 @@
 import * as oidc from 'openid-client'
-import { expect, it } from 'vitest'
-import { forEachDialect, useHerald } from '../support/herald.js'
+import { describe, expect, it } from 'vitest'
+import { type CreatedAccount, forEachDialect, useHerald } from '../support/herald.js'
 import { call, createAccount, managementToken } from '../support/http.js'
-import { Browser, LoginApp, REDIRECT_URI, challengeIn, prepareSignIn, signIn } from '../support/sign-in.js'
+import { Browser, REDIRECT_URI, challengeIn, discoverClient, setupSignIn, signInThroughClient } from '../support/sign-in.js'
+import { LOCAL_DELIVERY, useReceiver } from '../webhooks/support.js'
 
 const LOGOUT_URL = 'https://login.example/logout'
 const AFTER_LOGOUT = 'https://rp.example/signed-out'
 
 /** RP-initiated logout (OpenID Connect RP-Initiated Logout 1.0), with and without the account's logout app. */
 forEachDialect((dialect) => {
-  const h = useHerald(dialect)
+  const h = useHerald(dialect, LOCAL_DELIVERY)
+  const receiver = useReceiver()
 
-  async function signedIn(logoutUrl: string | null) {
-    const account = await createAccount(h.current)
-    const rp = await prepareSignIn(account, { post_logout_redirect_uris: [AFTER_LOGOUT] })
+  /** An account (with `logoutUrl` as its logout app) and a relying party with a back-channel logout endpoint. */
+  async function relyingParty(logoutUrl: string | null) {
+    const { account, rp, app } = await setupSignIn(h.current, { post_logout_redirect_uris: [AFTER_LOGOUT], backchannel_logout_uri: receiver.current.url })
     if (logoutUrl !== null) expect((await call(`${account.base}/settings`, 'PATCH', { token: await managementToken(account), json: { logout_url: logoutUrl } })).status).toBe(200)
-    const config = await oidc.discovery(new URL(account.issuer), rp.clientId, undefined, oidc.ClientSecretBasic(rp.clientSecret), { execute: [oidc.allowInsecureRequests] })
-    const app = await LoginApp.of(account)
-    const verifier = oidc.randomPKCECodeVerifier()
-    const url = oidc.buildAuthorizationUrl(config, { redirect_uri: REDIRECT_URI, scope: 'openid', code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256', state: 's' })
-    const browser = new Browser()
-    const callback = await signIn(browser, app, url.href, 'user-1')
-    const tokens = await oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: 's' })
-    return { account, rp, config, app, browser, tokens, url }
+    const config = await discoverClient({ account, rp })
+    /** `subject` signed in to the relying party, in a browser of their own. */
+    const signInAs = async (subject: string) => {
+      const { browser, url, redeem } = await signInThroughClient(config, app, subject)
+      const tokens = await redeem()
+      return { browser, tokens, url, sid: tokens.claims()!.sid as string }
+    }
+    return { account, rp, config, app, signInAs }
   }
 
-  async function promptNone(s: Awaited<ReturnType<typeof signedIn>>) {
-    const answer = await s.browser.open(`${s.url.href}&prompt=none`)
+  async function signedIn(logoutUrl: string | null) {
+    const party = await relyingParty(logoutUrl)
+    return { ...party, ...(await party.signInAs('user-1')) }
+  }
+
+  /** Whether an authorization request with prompt=none still finds the browser's session. */
+  async function promptNone(user: { browser: Browser; url: URL }) {
+    const answer = await user.browser.open(`${user.url.href}&prompt=none`)
     return new URL(answer.location!).searchParams.get('error')
+  }
+
+  /** The subject's live sessions, through the sessions API. */
+  async function sessionsOf(account: CreatedAccount, subject: string): Promise<string[]> {
+    const listed = await call<{ data: Array<{ id: string }> }>(`${account.base}/oauth/sessions?subject=${subject}`, 'GET', { token: await managementToken(account, 'herald:sessions:write') })
+    expect(listed.status).toBe(200)
+    return listed.body.data.map((session) => session.id)
+  }
+
+  /** Every session that ended, and every back-channel logout queued for one, in the account. */
+  async function endings(account: CreatedAccount) {
+    const token = await managementToken(account)
+    const events = await call<{ data: Array<{ id: string; data: { session_id: string; subject: string } }> }>(`${account.base}/webhooks/events?type=oauth.session.ended&limit=50`, 'GET', { token })
+    const deliveries = await call<{ data: Array<{ event_id: string }> }>(`${account.base}/webhooks/deliveries?event_type=oauth.session.ended`, 'GET', { token })
+    expect([events.status, deliveries.status]).toEqual([200, 200])
+    return { sessions: events.body.data.map((event) => event.data), logoutsQueued: deliveries.body.data.map((delivery) => events.body.data.find((event) => event.id === delivery.event_id)?.data.session_id) }
+  }
+
+  /** Opens the logout app's challenge the browser was sent with. */
+  function logoutChallenge(location: string | null): string {
+    expect(location).toMatch(`${LOGOUT_URL}?logout_challenge=`)
+    return new URL(location!).searchParams.get('logout_challenge')!
+  }
+
+  function logoutRequests(account: CreatedAccount) {
+    const request = async (method: string, path: string) => call<{ redirect_to: string } & Record<string, unknown>>(`${account.base}/oauth/logout-requests/${path}`, method, { token: await managementToken(account, 'herald:login') })
+    return { view: (challenge: string) => request('GET', challenge), answer: (challenge: string, verb: 'accept' | 'reject') => request('POST', `${challenge}/${verb}`) }
   }
 
   it('logs out through the logout app, ends the session, and returns to the client with its state', async () => {
     const s = await signedIn(LOGOUT_URL)
     expect(s.config.serverMetadata().end_session_endpoint).toBe(`${s.account.issuer}/oauth/logout`)
     const logoutUrl = oidc.buildEndSessionUrl(s.config, { id_token_hint: s.tokens.id_token!, post_logout_redirect_uri: AFTER_LOGOUT, state: 'bye' })
-    const started = await s.browser.open(logoutUrl.href)
-    expect(started.location).toMatch(`${LOGOUT_URL}?logout_challenge=`)
-    const challenge = new URL(started.location!).searchParams.get('logout_challenge')!
-    const token = await managementToken(s.account, 'herald:login')
-    const request = await call<Record<string, unknown>>(`${s.account.base}/oauth/logout-requests/${challenge}`, 'GET', { token })
-    expect(request.body).toMatchObject({ subject: 'user-1', client_id: s.rp.clientId, session_id: s.tokens.claims()?.sid, rp_initiated: true })
-    const answer = await call<{ redirect_to: string }>(`${s.account.base}/oauth/logout-requests/${challenge}/accept`, 'POST', { token })
-    expect((await call(`${s.account.base}/oauth/logout-requests/${challenge}/accept`, 'POST', { token })).status).toBe(409)
+    const challenge = logoutChallenge((await s.browser.open(logoutUrl.href)).location)
+    const requests = logoutRequests(s.account)
+    expect((await requests.view(challenge)).body).toMatchObject({ subject: 'user-1', client_id: s.rp.clientId, session_id: s.sid, rp_initiated: true })
+    const answer = await requests.answer(challenge, 'accept')
+    expect(answer.status).toBe(200)
     const back = await s.browser.open(answer.body.redirect_to)
     expect(back.location).toBe(`${AFTER_LOGOUT}?state=bye`)
     expect(await promptNone(s)).toBe('login_required')
     expect((await s.browser.open(answer.body.redirect_to)).status).toBe(400)
-
-    const events = await call<{ data: Array<{ type: string; data: { reason?: string } }> }>(`${s.account.base}/webhooks/events?limit=50`, 'GET', { token: await managementToken(s.account) })
-    expect(events.body.data.find((event) => event.type === 'oauth.session.ended')?.data.reason).toBe('logout')
+    expect((await endings(s.account)).sessions).toEqual([{ session_id: s.sid, subject: 'user-1', reason: 'logout' }])
   })
 
   it('keeps the session when the logout app rejects', async () => {
     const s = await signedIn(LOGOUT_URL)
-    const started = await s.browser.open(oidc.buildEndSessionUrl(s.config, { id_token_hint: s.tokens.id_token! }).href)
-    const challenge = new URL(started.location!).searchParams.get('logout_challenge')!
-    const token = await managementToken(s.account, 'herald:login')
-    const answer = await call<{ redirect_to: string }>(`${s.account.base}/oauth/logout-requests/${challenge}/reject`, 'POST', { token })
+    const challenge = logoutChallenge((await s.browser.open(oidc.buildEndSessionUrl(s.config, { id_token_hint: s.tokens.id_token! }).href)).location)
+    const answer = await logoutRequests(s.account).answer(challenge, 'reject')
     const back = await s.browser.open(answer.body.redirect_to)
     expect(back.status).toBe(200)
     expect(back.text).toMatch(/still signed in/)
@@ -87,5 +115,97 @@ forEachDialect((dialect) => {
       expect(answer.status).toBe(400)
       expect(answer.location).toBeNull()
     }
+  })
+
+  describe("an id_token_hint of another user's session (RP-Initiated Logout 1.0 §2, §6)", () => {
+    it("ends nothing of the browser's session, even when expired; the browser's own hint ends it", async () => {
+      const party = await relyingParty(null)
+      const victim = await party.signInAs('victim')
+      const attacker = await party.signInAs('attacker')
+      const untouched = async () => {
+        expect(await promptNone(victim)).not.toBe('login_required')
+        expect(await sessionsOf(party.account, 'victim')).toEqual([victim.sid])
+        expect(await sessionsOf(party.account, 'attacker')).toEqual([attacker.sid])
+        expect(await endings(party.account)).toEqual({ sessions: [], logoutsQueued: [] })
+      }
+
+      for (const hint of ['valid', 'expired']) {
+        if (hint === 'expired') h.current.clock.advance(2 * 3600_000)
+        const refused = await victim.browser.open(`${party.account.base}/oauth/logout?id_token_hint=${attacker.tokens.id_token}`)
+        expect(refused.status, hint).toBe(400)
+        expect(refused.text).toMatch(/not of the browser's session/)
+        expect(refused.headers.getSetCookie()).toEqual([])
+        await untouched()
+      }
+
+      const own = await victim.browser.open(`${party.account.base}/oauth/logout?id_token_hint=${victim.tokens.id_token}`)
+      expect(own.status).toBe(200)
+      expect(await promptNone(victim)).toBe('login_required')
+      expect(await sessionsOf(party.account, 'victim')).toEqual([])
+      expect(await sessionsOf(party.account, 'attacker')).toEqual([attacker.sid])
+      expect(await endings(party.account)).toEqual({ sessions: [{ session_id: victim.sid, subject: 'victim', reason: 'logout' }], logoutsQueued: [victim.sid] })
+    })
+
+    it('in a browser without a session, ends only the session the hint names', async () => {
+      const party = await relyingParty(null)
+      const victim = await party.signInAs('victim')
+      const attacker = await party.signInAs('attacker')
+      expect((await new Browser().open(`${party.account.base}/oauth/logout?id_token_hint=${attacker.tokens.id_token}`)).status).toBe(200)
+      expect(await sessionsOf(party.account, 'attacker')).toEqual([])
+      expect(await sessionsOf(party.account, 'victim')).toEqual([victim.sid])
+      expect((await endings(party.account)).logoutsQueued).toEqual([attacker.sid])
+    })
+
+    it("shows the logout app only the hint's own session, and none of a browser that is another user's", async () => {
+      const party = await relyingParty(LOGOUT_URL)
+      const victim = await party.signInAs('victim')
+      const attacker = await party.signInAs('attacker')
+      const refused = await victim.browser.open(`${party.account.base}/oauth/logout?id_token_hint=${attacker.tokens.id_token}`)
+      expect(refused.status).toBe(400)
+      expect(refused.location).toBeNull()
+
+      const challenge = logoutChallenge((await new Browser().open(`${party.account.base}/oauth/logout?id_token_hint=${attacker.tokens.id_token}`)).location)
+      const requests = logoutRequests(party.account)
+      expect((await requests.view(challenge)).body).toMatchObject({ subject: 'attacker', session_id: attacker.sid })
+      expect((await requests.answer(challenge, 'accept')).status).toBe(200)
+      expect(await sessionsOf(party.account, 'victim')).toEqual([victim.sid])
+    })
+  })
+
+  describe("the logout app's answer, sent again", () => {
+    it('gets the same redirect_to; the other answer, or one after the browser used it, is refused', async () => {
+      const s = await signedIn(LOGOUT_URL)
+      const challenge = logoutChallenge((await s.browser.open(oidc.buildEndSessionUrl(s.config, { id_token_hint: s.tokens.id_token! }).href)).location)
+      const requests = logoutRequests(s.account)
+      const first = await requests.answer(challenge, 'accept')
+      expect(first.status).toBe(200)
+      const again = await requests.answer(challenge, 'accept')
+      expect(again.status).toBe(200)
+      expect(again.body.redirect_to).toBe(first.body.redirect_to)
+      expect((await requests.answer(challenge, 'reject')).status).toBe(409)
+      expect((await requests.view(challenge)).status).toBe(409)
+
+      const verifier = new URL(first.body.redirect_to).searchParams.get('logout_verifier')!
+      const stored = await h.current.herald.database.db.selectFrom('logout_requests').selectAll().where('account_id', '=', s.account.id).execute()
+      expect(stored).toHaveLength(1)
+      expect(JSON.stringify(stored)).not.toContain(verifier)
+
+      expect((await s.browser.open(first.body.redirect_to)).status).toBe(200)
+      expect(await promptNone(s)).toBe('login_required')
+      expect((await requests.answer(challenge, 'accept')).status).toBe(404)
+    })
+
+    it('gets the same redirect_to for a rejection too, and accepting after it is refused', async () => {
+      const s = await signedIn(LOGOUT_URL)
+      const challenge = logoutChallenge((await s.browser.open(oidc.buildEndSessionUrl(s.config, { id_token_hint: s.tokens.id_token! }).href)).location)
+      const requests = logoutRequests(s.account)
+      const first = await requests.answer(challenge, 'reject')
+      const again = await requests.answer(challenge, 'reject')
+      expect([first.status, again.status]).toEqual([200, 200])
+      expect(again.body.redirect_to).toBe(first.body.redirect_to)
+      expect((await requests.answer(challenge, 'accept')).status).toBe(409)
+      expect((await s.browser.open(again.body.redirect_to)).text).toMatch(/still signed in/)
+      expect(await promptNone(s)).not.toBe('login_required')
+    })
   })
 })

@@ -73,7 +73,16 @@ export function logoutRequestRoutes(app: App, logouts: Logouts): void {
   for (const verb of ['accept', 'reject'] as const) {
     app.post(
       `${base}/${verb}`,
-      { config, schema: { summary: verb === 'accept' ? 'Accepts the logout: the session ends' : 'Rejects the logout: the session stays', tags, params: Challenge, response: { 200: ref(LogoutAnswerSchema, 'Where the app sends the browser next'), ...problemResponses } } },
+      {
+        config,
+        schema: {
+          summary: verb === 'accept' ? 'Accepts the logout: the session ends' : 'Rejects the logout: the session stays',
+          description: 'The same answer sent again gets the same `redirect_to`; the other answer is a 409.',
+          tags,
+          params: Challenge,
+          response: { 200: ref(LogoutAnswerSchema, 'Where the app sends the browser next'), ...problemResponses },
+        },
+      },
       async (request) => ({ redirect_to: await logouts.answer(request.account.id, request.issuer, request.params.challenge, verb === 'accept') }),
     )
   }

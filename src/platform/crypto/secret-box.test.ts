@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto'
+import { createHmac, randomBytes } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import { SecretBox, decodeMasterKey, generateMasterKeyText } from './secret-box.js'
 
@@ -81,6 +81,21 @@ describe('SecretBox', () => {
     expect(() => afterDrop.open(sealedByOld, CONTEXT)).toThrow()
     // The box that only knows the old key can't open what the new key sealed.
     expect(() => before.open(sealedByNew, CONTEXT)).toThrow()
+  })
+
+  it('derives the same secret for a context again, another for another context or key, and recognises it after a rotation', () => {
+    const oldKey = randomBytes(32)
+    const newKey = randomBytes(32)
+    const [derived] = new SecretBox([oldKey]).derive(CONTEXT)
+    expect(derived).toMatch(/^[A-Za-z0-9_-]{43}$/)
+    expect(new SecretBox([oldKey]).derive(CONTEXT)).toEqual([derived])
+    expect(new SecretBox([oldKey]).derive('signing_keys:acct_A:key_B')[0]).not.toBe(derived)
+    const rotated = new SecretBox([newKey, oldKey]).derive(CONTEXT)
+    expect(rotated).toHaveLength(2)
+    expect(rotated[0]).not.toBe(derived)
+    expect(rotated[1]).toBe(derived)
+    // Not the HMAC under the master key itself: derived secrets and sealed values use keys of their own.
+    expect(derived).not.toBe(createHmac('sha256', oldKey).update(CONTEXT).digest('base64url'))
   })
 
   it('reads HERALD_SECRET_KEY text: base64 or hex, comma-separated with spaces, first one sealing', () => {

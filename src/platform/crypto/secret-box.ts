@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto'
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto'
 import { sha256 } from './random.js'
 
 /**
@@ -12,12 +12,14 @@ import { sha256 } from './random.js'
 export class SecretBox {
   readonly #keys: ReadonlyMap<string, Buffer>
   readonly #current: { id: string; key: Buffer }
+  readonly #macKeys: readonly Buffer[]
 
   constructor(masterKeys: readonly Buffer[]) {
     const first = masterKeys[0]
     if (!first) throw new Error('SecretBox needs at least one master key')
     this.#keys = new Map(masterKeys.map((key) => [keyIdOf(key), key]))
     this.#current = { id: keyIdOf(first), key: first }
+    this.#macKeys = masterKeys.map(macKeyOf)
   }
 
   /** Parses `HERALD_SECRET_KEY`: one or more comma-separated 32-byte keys, base64 or hex; the first one seals. */
@@ -47,10 +49,23 @@ export class SecretBox {
     return Buffer.concat([decipher.update(body.subarray(0, body.length - 16)), decipher.final()]).toString('utf8')
   }
 
+  /**
+   * Secrets derived from `context` (HMAC-SHA256, base64url) under each master key, the sealing key's first: a secret
+   * tied to a row's identity can be made again when it is needed rather than stored, and one made before a rotation
+   * is still recognised. The MAC key is derived apart from the encryption key (HKDF), so neither use weakens the other.
+   */
+  derive(context: string): string[] {
+    return this.#macKeys.map((key) => createHmac('sha256', key).update(context).digest('base64url'))
+  }
+
   /** Whether a value was sealed with an older master key and should be sealed again. */
   isStale(sealed: string): boolean {
     return sealed.split('.')[1] !== this.#current.id
   }
+}
+
+function macKeyOf(key: Buffer): Buffer {
+  return Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), 'herald derived secrets', 32))
 }
 
 /** A short public fingerprint of a master key; safe to store because the key itself has 256 bits of entropy. */
