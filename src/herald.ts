@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Agent } from 'undici'
 import { AuthorizationProvisioning } from './authorization/provisioning.js'
+import { FlowStore } from './authorization/sign-in/flow-store.js'
 import { ClientStore, type RegisteredClient } from './authorization/clients/client-store.js'
 import { Clients } from './authorization/clients/clients.js'
 import { ClientKeySets } from './authorization/clients/client-key-sets.js'
@@ -16,7 +17,7 @@ import { CacheInvalidation } from './platform/cache/invalidation.js'
 import { ChangeFeed } from './platform/cache/change-feed.js'
 import { Outbox } from './platform/events/outbox.js'
 import { Notifications } from './platform/notifications/notifications.js'
-import { type Clock, systemClock } from './platform/clock.js'
+import { type AlarmClock, systemClock } from './platform/clock.js'
 import type { Config } from './platform/config.js'
 import type { SecretBox } from './platform/crypto/secret-box.js'
 import { resolveSecretBox } from './platform/crypto/master-key.js'
@@ -35,6 +36,7 @@ import { AuthorizationCodeGrant } from './authorization/token/authorization-code
 import { RefreshTokenGrant } from './authorization/token/refresh-token-grant.js'
 import { UserTokens } from './authorization/token/user-tokens.js'
 import { GrantRevocation } from './authorization/grants/grant-revocation.js'
+import { UserGrants } from './authorization/grants/grant.js'
 import { guardedEventsFor } from './platform/events/sql/index.js'
 import { rotationSqlFor } from './authorization/grants/sql/index.js'
 import { RefreshTokens } from './authorization/grants/refresh-tokens.js'
@@ -52,7 +54,7 @@ export const CACHE_TTL_MS = 5 * 60_000
 export interface HeraldOptions {
   config: Config
   log: FastifyBaseLogger
-  clock?: Clock
+  clock?: AlarmClock
 }
 
 /**
@@ -62,7 +64,7 @@ export interface HeraldOptions {
  */
 export interface HeraldCore {
   config: Config
-  clock: Clock
+  clock: AlarmClock
   log: FastifyBaseLogger
   database: Database
   /** Seals private keys and webhook secrets at rest. */
@@ -97,6 +99,7 @@ export interface Herald extends HeraldCore {
   /** The token endpoint's grant handlers, by grant_type. */
   grants: Grants
   grantRevocation: GrantRevocation
+  userGrants: UserGrants
   signIn: SignIn
   userSessions: UserSessions
   webhooks: Webhooks
@@ -125,7 +128,7 @@ export async function openHeraldCore({ config, log, clock = systemClock }: Heral
   const settings = new SettingsStore(db, clock, invalidation, outbox)
   const keys = new KeyStore(db, box, clock, invalidation, outbox, config.cacheSize)
   const clients = new ClientStore(db, database.dialect, clock, invalidation)
-  const accounts = new Accounts(db, clock, invalidation, settings, keys, new AuthorizationProvisioning(clients, clock), config.publicUrl)
+  const accounts = new Accounts(db, clock, invalidation, settings, keys, new AuthorizationProvisioning(clients, new FlowStore(db), clock), config.publicUrl)
   return {
     config,
     clock,
@@ -161,7 +164,7 @@ export async function openHerald(options: HeraldOptions): Promise<Herald> {
   const logoutTokens = new LogoutTokens(keys, clients, (accountId) => accounts.issuerOf(accountId))
   const webhooks = openWebhooks({ config, database, box, clock, log, notifications, invalidation, outbox, settings, outbound, logoutTokens })
   const logoutEndpoints = webhooks.clientLogoutEndpoints
-  const signIn = openSignIn({ db, dialect: database.dialect, clients, keys, outbox, guardedEvents: guardedEventsFor(database.dialect, db, outbox, notifications), clock, logoutEndpoints })
+  const signIn = openSignIn({ db, dialect: database.dialect, clients, keys, box, outbox, guardedEvents: guardedEventsFor(database.dialect, db, outbox, notifications), clock, logoutEndpoints })
   const janitor = new SignInJanitor(db, database.dialect)
   const refreshTokens = new RefreshTokens(db, box, rotationSqlFor(database.dialect, db))
   const grantRevocation = new GrantRevocation(db, refreshTokens, revocations, outbox)
@@ -169,7 +172,7 @@ export async function openHerald(options: HeraldOptions): Promise<Herald> {
   const grants: Grants = {
     client_credentials: clientCredentialsGrant,
     authorization_code: new AuthorizationCodeGrant(db, signIn.flows, userTokens, refreshTokens, grantRevocation).issue,
-    refresh_token: new RefreshTokenGrant(db, refreshTokens, userTokens, grantRevocation, outbox).issue,
+    refresh_token: new RefreshTokenGrant(db, refreshTokens, userTokens, grantRevocation).issue,
   }
   const pruners = {
     revocations: new Pruner('expired token revocations', (limit) => revocations.pruneExpired(clock.now() - PRUNE_GRACE_MS, limit), log),
@@ -196,8 +199,9 @@ export async function openHerald(options: HeraldOptions): Promise<Herald> {
     clientAuthentication: new ClientAuthentication(clients, new ClientAssertions(keySets, assertionReplay, clock, log)),
     grants,
     grantRevocation,
+    userGrants: new UserGrants(signIn.flows),
     signIn,
-    userSessions: new UserSessions(db, signIn.sessions, grantRevocation, outbox, clock),
+    userSessions: new UserSessions(db, signIn.sessions, signIn.flows, grantRevocation, outbox, clock),
     webhooks,
     async startBackgroundWork() {
       await notifications.start()

@@ -127,7 +127,7 @@ export async function buildServer(herald: Herald): Promise<App> {
         const { signIn } = herald
         authorizeRoutes(oauth, { clients: herald.clients, settings: herald.settings, flows: signIn.flows, authorizeFlow: signIn.authorizeFlow, clock: herald.clock })
         parRoutes(oauth, { db: herald.database.db, clientAuthentication: herald.clientAuthentication, settings: herald.settings, flows: signIn.flows, clock: herald.clock })
-        userinfoRoutes(oauth, { accessTokens: herald.accessTokens, flows: signIn.flows })
+        userinfoRoutes(oauth, { accessTokens: herald.accessTokens, grants: herald.userGrants })
         logoutRoutes(oauth, { logouts: signIn.logouts, settings: herald.settings, clock: herald.clock })
       })
       challengeRoutes(base, herald.signIn.challenges)

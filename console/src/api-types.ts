@@ -931,7 +931,7 @@ export interface paths {
                     /** @description `code` */
                     response_type?: string;
                     client_id?: string;
-                    /** @description Exactly as registered; a loopback URI may change its port (RFC 8252 §7.3) */
+                    /** @description Exactly as registered; a native app's loopback IP URI may change its port (RFC 8252 §7.3) */
                     redirect_uri?: string;
                     scope?: string;
                     state?: string;
@@ -1011,7 +1011,7 @@ export interface paths {
                         /** @description `code` */
                         response_type?: string;
                         client_id?: string;
-                        /** @description Exactly as registered; a loopback URI may change its port (RFC 8252 §7.3) */
+                        /** @description Exactly as registered; a native app's loopback IP URI may change its port (RFC 8252 §7.3) */
                         redirect_uri?: string;
                         scope?: string;
                         state?: string;
@@ -1189,7 +1189,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description The subject and the claims the consent gave (OpenID Connect Core §5.3.2) */
+                /** @description The subject and the claims the consent gave, those of the token's scope (OpenID Connect Core §5.3.2, §5.4) */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -1253,7 +1253,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description The subject and the claims the consent gave (OpenID Connect Core §5.3.2) */
+                /** @description The subject and the claims the consent gave, those of the token's scope (OpenID Connect Core §5.3.2, §5.4) */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -2126,7 +2126,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Accepts the logout: the session ends */
+        /**
+         * Accepts the logout: the session ends
+         * @description The same answer sent again gets the same `redirect_to`; the other answer is a 409.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -2182,7 +2185,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Rejects the logout: the session stays */
+        /**
+         * Rejects the logout: the session stays
+         * @description The same answer sent again gets the same `redirect_to`; the other answer is a 409.
+         */
         post: {
             parameters: {
                 query?: never;

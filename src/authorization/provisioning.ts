@@ -6,6 +6,7 @@ import type { Tx } from '../platform/storage/transaction.js'
 import { type ClientMetadata, DEFAULT_METADATA } from './clients/client-metadata.js'
 import type { ClientStore } from './clients/client-store.js'
 import { hashClientSecret, newClientSecret } from './clients/secrets.js'
+import type { FlowStore } from './sign-in/flow-store.js'
 import { insertOidcScopes } from './scopes/scope-store.js'
 
 /** The management client every account starts with: machine-to-machine, allowed every reserved scope. */
@@ -17,10 +18,14 @@ const ADMIN_CLIENT_METADATA: ClientMetadata = {
   scope: MANAGEMENT_SCOPES.join(' '),
 }
 
-/** What the authorization area gives every new account: the OIDC scopes and its first management client. */
+/**
+ * What the authorization area gives every new account (the OIDC scopes and its first management client), and what it
+ * stops when the account is disabled (the sign-ins under way).
+ */
 export class AuthorizationProvisioning implements AccountProvisioning {
   constructor(
     private readonly clients: ClientStore,
+    private readonly flows: FlowStore,
     private readonly clock: Clock,
   ) {}
 
@@ -37,5 +42,9 @@ export class AuthorizationProvisioning implements AccountProvisioning {
       throw notFound(`The management client ${adminClientId} of account ${accountId}`)
     }
     return { client_id: adminClientId, client_secret: secret }
+  }
+
+  async disable(tx: Tx, accountId: string, now: number): Promise<void> {
+    await this.flows.close(tx.db, accountId, 'all', now)
   }
 }

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
-import { type CreatedAccount, forEachDialect, useHerald } from '../support/herald.js'
+import { forEachDialect, useHerald } from '../support/herald.js'
 import { basicAuth, call, createAccount, managementToken } from '../support/http.js'
-import { Browser, LoginApp, REDIRECT_URI, type SignInClient, challengeIn, prepareSignIn, signIn } from '../support/sign-in.js'
+import { Browser, LoginApp, REDIRECT_URI, type SignInSetup, challengeIn, prepareSignIn, setupSignIn, signIn } from '../support/sign-in.js'
 
 const VERIFIER = 'v'.repeat(43)
 const CHALLENGE = createHash('sha256').update(VERIFIER).digest('base64url')
@@ -12,19 +12,9 @@ const WEB_REDIRECT = 'https://rp.example/callback'
 forEachDialect((dialect) => {
   const h = useHerald(dialect)
 
-  interface Setup {
-    account: CreatedAccount
-    rp: SignInClient
-    app: LoginApp
-  }
+  const setup = (client: Record<string, unknown> = {}) => setupSignIn(h.current, { redirect_uris: [REDIRECT_URI, WEB_REDIRECT], ...client })
 
-  async function setup(client: Record<string, unknown> = {}): Promise<Setup> {
-    const account = await createAccount(h.current)
-    const rp = await prepareSignIn(account, { redirect_uris: [REDIRECT_URI, WEB_REDIRECT], ...client })
-    return { account, rp, app: await LoginApp.of(account) }
-  }
-
-  function authorizeUrl({ account, rp }: Setup, params: Record<string, string | undefined> = {}): string {
+  function authorizeUrl({ account, rp }: SignInSetup, params: Record<string, string | undefined> = {}): string {
     const query: Record<string, string> = { response_type: 'code', client_id: rp.clientId, redirect_uri: REDIRECT_URI, scope: 'openid', state: 's-1', code_challenge: CHALLENGE, code_challenge_method: 'S256' }
     for (const [name, value] of Object.entries(params)) {
       if (value === undefined) delete query[name]
@@ -33,7 +23,7 @@ forEachDialect((dialect) => {
     return `${account.base}/oauth/authorize?${new URLSearchParams(query)}`
   }
 
-  async function redeem({ account, rp }: Setup, callback: URL, overrides: Record<string, string> = {}, credentials = rp) {
+  async function redeem({ account, rp }: SignInSetup, callback: URL, overrides: Record<string, string> = {}, credentials = rp) {
     return call<{ access_token: string; error?: string }>(`${account.base}/oauth/tokens`, 'POST', {
       headers: { authorization: basicAuth(credentials.clientId, credentials.clientSecret) },
       form: { grant_type: 'authorization_code', code: callback.searchParams.get('code') ?? '', redirect_uri: REDIRECT_URI, code_verifier: VERIFIER, ...overrides },
@@ -78,8 +68,8 @@ forEachDialect((dialect) => {
       expectNotRedirected(await new Browser().open(authorizeUrl({ ...s, rp: other }, { redirect_uri: REDIRECT_URI })), 'invalid_request')
     })
 
-    it('lets only a loopback URI change its port (RFC 8252 §7.3)', async () => {
-      const s = await setup()
+    it("lets only a native app's loopback URI change its port (RFC 8252 §7.3)", async () => {
+      const s = await setup({ application_type: 'native' })
       const started = await new Browser().open(authorizeUrl(s, { redirect_uri: REDIRECT_URI.replace(':9/', ':53127/') }))
       expect(started.status).toBe(302)
       challengeIn(started.location, 'login')
@@ -340,7 +330,7 @@ forEachDialect((dialect) => {
   })
 
   describe('login and consent verifiers', () => {
-    async function acceptedLogin(s: Setup) {
+    async function acceptedLogin(s: SignInSetup) {
       const browser = new Browser()
       const started = await browser.open(authorizeUrl(s))
       const verifierUrl = await s.app.accept('login', challengeIn(started.location, 'login'), { subject: 'user-1' })
@@ -377,12 +367,12 @@ forEachDialect((dialect) => {
   })
 
   describe('the login app API', () => {
-    it('answers 409 to a second accept, 404 to an unknown challenge, and 400 to garbage', async () => {
+    it('answers 409 to a different second answer, 404 to an unknown challenge, and 400 to garbage', async () => {
       const s = await setup()
       const started = await new Browser().open(authorizeUrl(s))
       const challenge = challengeIn(started.location, 'login')
       expect((await s.app.answer('login', challenge, 'accept', { subject: 'u' })).status).toBe(200)
-      expect((await s.app.answer('login', challenge, 'accept', { subject: 'u' })).status).toBe(409)
+      expect((await s.app.answer('login', challenge, 'accept', { subject: 'v' })).status).toBe(409)
       expect((await s.app.answer('login', challenge, 'reject', { error: 'access_denied' })).status).toBe(409)
       expect((await s.app.loginRequest('nope')).status).toBe(404)
       expect((await s.app.loginRequest('x'.repeat(300))).status).toBe(404)

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto'
+import * as oidc from 'openid-client'
 import { expect } from 'vitest'
-import type { CreatedAccount } from './herald.js'
-import { basicAuth, call, managementToken } from './http.js'
+import type { CreatedAccount, TestHerald } from './herald.js'
+import { basicAuth, call, createAccount, managementToken } from './http.js'
 
 /** The account's login and consent app, as Herald sees it: pages it never fetches, only sends browsers to. */
 export const LOGIN_URL = 'https://login.example/login'
@@ -124,4 +125,58 @@ export async function signIn(browser: Browser, app: LoginApp, authorizationUrl: 
   const callback = await browser.open(await app.accept('consent', consentChallenge, { grant_scope: request.body.requested_scope, ...consent }))
   expect(callback.status, callback.text).toBe(302)
   return new URL(callback.location!)
+}
+
+/** A new account ready for sign-ins: its relying party, its login app, and a browser with no cookies yet. */
+export interface SignInSetup {
+  account: CreatedAccount
+  rp: SignInClient
+  app: LoginApp
+  browser: Browser
+}
+
+/** Creates an account and prepares it for sign-ins (prepareSignIn, with `client`'s metadata for the relying party). */
+export async function setupSignIn(h: Pick<TestHerald, 'origin'>, client: Record<string, unknown> = {}): Promise<SignInSetup> {
+  const account = await createAccount(h)
+  const rp = await prepareSignIn(account, client)
+  return { account, rp, app: await LoginApp.of(account), browser: new Browser() }
+}
+
+/** The relying party as openid-client sees it, from the account's discovery document. */
+export function discoverClient({ account, rp }: Pick<SignInSetup, 'account' | 'rp'>): Promise<oidc.Configuration> {
+  return oidc.discovery(new URL(account.issuer), rp.clientId, undefined, oidc.ClientSecretBasic(rp.clientSecret), { execute: [oidc.allowInsecureRequests] })
+}
+
+export type ClientTokens = oidc.TokenEndpointResponse & oidc.TokenEndpointResponseHelpers
+
+/** A sign-in that openid-client started, at the client's callback: `redeem` gets its tokens, checked by openid-client. */
+export interface ClientSignIn {
+  browser: Browser
+  /** The authorization request, to send again (with prompt=none, say). */
+  url: URL
+  callback: URL
+  redeem: () => Promise<ClientTokens>
+}
+
+/**
+ * Signs `subject` in, in a browser of its own, to the relying party `config` describes, as openid-client asks for it
+ * (PKCE, a nonce and a state): login and consent accepted, with `consent`'s extras.
+ */
+export async function signInThroughClient(config: oidc.Configuration, app: LoginApp, subject: string, { scope = 'openid', consent = {} }: { scope?: string; consent?: Record<string, unknown> } = {}): Promise<ClientSignIn> {
+  const verifier = oidc.randomPKCECodeVerifier()
+  const nonce = oidc.randomNonce()
+  const state = oidc.randomState()
+  const url = oidc.buildAuthorizationUrl(config, { redirect_uri: REDIRECT_URI, scope, code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256', nonce, state })
+  const browser = new Browser()
+  const callback = await signIn(browser, app, url.href, subject, consent)
+  return { browser, url, callback, redeem: () => oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedNonce: nonce, expectedState: state }) }
+}
+
+/** A relying party allowed refresh tokens, and user-1 signed in to it with `offline_access`: its first tokens. */
+export async function signedInOffline(h: Pick<TestHerald, 'origin'>): Promise<SignInSetup & { config: oidc.Configuration; tokens: ClientTokens; refreshToken: string }> {
+  const setup = await setupSignIn(h, { grant_types: ['authorization_code', 'refresh_token'], scope: 'openid offline_access' })
+  const config = await discoverClient(setup)
+  const tokens = await (await signInThroughClient(config, setup.app, 'user-1', { scope: 'openid offline_access' })).redeem()
+  expect(tokens.refresh_token).toBeTruthy()
+  return { ...setup, config, tokens, refreshToken: tokens.refresh_token! }
 }

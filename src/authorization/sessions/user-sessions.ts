@@ -7,6 +7,7 @@ import type { BrowserSessionsTable, ConsentsTable, DB } from '../../platform/sto
 import { transaction } from '../../platform/storage/transaction.js'
 import type { GrantRevocation } from '../grants/grant-revocation.js'
 import type { BrowserSessions } from '../sign-in/browser-sessions.js'
+import type { FlowStore } from '../sign-in/flow-store.js'
 
 export interface SessionView {
   id: string
@@ -33,14 +34,16 @@ const iso = (ms: number) => new Date(ms).toISOString()
 
 /**
  * A user's sessions and remembered consents, as the account's management API shows and ends them (Hydra's
- * `/sessions/login` and `/sessions/consent`). Ending a session stops later logins in its browser from being skipped;
- * revoking a consent also revokes every grant made under it, so its refresh tokens stop and its access tokens
- * introspect inactive.
+ * `/sessions/login` and `/sessions/consent`). Ending a session stops later logins in its browser from being skipped
+ * and closes the sign-ins under way on it; revoking a consent also revokes every grant made under it, so its refresh
+ * tokens stop and its access tokens introspect inactive, and closes the sign-ins under way, so no code issued before
+ * it is redeemed after it.
  */
 export class UserSessions {
   constructor(
     private readonly db: Kysely<DB>,
     private readonly sessions: BrowserSessions,
+    private readonly flows: FlowStore,
     private readonly grants: GrantRevocation,
     private readonly outbox: Outbox,
     private readonly clock: Clock,
@@ -75,12 +78,15 @@ export class UserSessions {
   }
 
   /**
-   * Revokes the subject's consents (to one client, or all) and every grant made under them; answers how many
-   * grants were revoked. A consent that was not remembered still gave grants: those are revoked, and announced, too.
+   * Revokes the subject's consents (to one client, or all) and every grant made under them, and closes the sign-ins
+   * still under way; answers how many grants were revoked. A consent that was not remembered still gave grants:
+   * those are revoked, and announced, too.
    */
   async revokeConsents(accountId: string, subject: string, clientId: string | undefined): Promise<number> {
     const now = this.clock.now()
     return transaction(this.db, async (tx) => {
+      // Flows before consents, the order a sign-in's last step writes them in (AuthorizeFlow.afterConsent).
+      await this.flows.close(tx.db, accountId, { subject, clientId }, now)
       let consents = forAccount(tx.db, accountId).deleteFrom('consents').where('subject', '=', subject)
       if (clientId !== undefined) consents = consents.where('client_id', '=', clientId)
       const revoked = await consents.returning('client_id').execute()

@@ -50,12 +50,13 @@ export class AuthorizeFlow {
     let skip: BrowserSession | undefined
     let loginUrl: string
     try {
-      skip = await this.#skippableSession(context, client, request)
       if (settings.login_url === null) throw new AuthorizationError('server_error', 'The account has no login_url', targetOf(request))
+      if (mayNeedConsent(client, request)) consentApp(settings, request)
+      skip = await this.#skippableSession(context, client, request)
       loginUrl = settings.login_url
     } catch (error) {
       // RFC 9126 §4: a request_uri is used once, even when what it asked for can't be done.
-      if (pushed) await this.flows.advance(this.db, pushed, { stage: 'done', handle: null }, now)
+      if (pushed) await this.flows.advance(this.db, pushed, 'done', { handle: null }, now)
       throw error
     }
 
@@ -65,7 +66,6 @@ export class AuthorizeFlow {
     const browser = randomToken()
     const challenge = randomToken()
     const columns = {
-      stage: 'login',
       browser: secretDigest(browser),
       challenge: secretDigest(challenge),
       handle: null,
@@ -77,9 +77,9 @@ export class AuthorizeFlow {
       expires_at: now + settings.login_challenge_ttl * 1000,
     } as const
     if (pushed) {
-      if (!(await this.flows.advance(this.db, pushed, columns, now))) throw new UntrustedRequestError('invalid_request_uri', 'request_uri was used already')
+      if (!(await this.flows.advance(this.db, pushed, 'login', columns, now))) throw new UntrustedRequestError('invalid_request_uri', 'request_uri was used already')
     } else {
-      await this.flows.insert(this.db, account.id, { id, client_id: client.id, request: JSON.stringify(request), ...columns }, now)
+      await this.flows.insert(this.db, account.id, { id, client_id: client.id, stage: 'login', request: JSON.stringify(request), ...columns }, now)
     }
     // It must outlive the login and the consent, each of which may take the challenge's lifetime.
     const cookies = [{ name: flowCookie(id), value: browser, maxAge: 2 * settings.login_challenge_ttl }]
@@ -87,7 +87,8 @@ export class AuthorizeFlow {
   }
 
   /**
-   * The browser's live session, when the login app may skip its form: not with prompt=login, nor once the user
+   * The browser's live session, when the login app may skip its form: not with prompt=login or select_account (the
+   * user is to sign in, or to choose an account, again: OpenID Connect Core §3.1.2.1), nor once the user
    * authenticated longer ago than max_age. prompt=none must be answerable without the user, or it is an error.
    */
   async #skippableSession(context: BrowserContext, client: RegisteredClient, request: AuthorizationRequest): Promise<BrowserSession | undefined> {
@@ -98,7 +99,8 @@ export class AuthorizeFlow {
     const maxAgeMet = (authTime: number) => request.max_age === null || Math.floor(now / 1000) - authTime <= request.max_age
     // A hint for another user than the session's means a new login (OpenID Connect Core §3.1.2.1).
     const sameUser = (subject: string) => hinted === undefined || hinted === subject
-    const skip = session && !request.prompt.includes('login') && maxAgeMet(session.authTime) && sameUser(session.subject) ? session : undefined
+    const asked = request.prompt.includes('login') || request.prompt.includes('select_account')
+    const skip = session && !asked && maxAgeMet(session.authTime) && sameUser(session.subject) ? session : undefined
     if (!request.prompt.includes('none')) return skip
     if (!skip) throw new AuthorizationError('login_required', 'The user is not signed in', target)
     if (!(await this.#consentSkipped(context.account.id, client, skip.subject, request, now))) {
@@ -133,8 +135,9 @@ export class AuthorizeFlow {
     const next = await this.#afterLoginStage(client, flow, subject, now)
     const code = next === 'code' ? randomToken() : undefined
     const challenge = next === 'consent' ? randomToken() : undefined
+    // Where the browser goes is settled before anything is written, so a failure leaves nothing behind.
+    const consentRedirect = challenge === undefined ? undefined : withQuery(consentApp(settings, flow.request), { consent_challenge: challenge })
     const changes: FlowChanges = {
-      stage: next,
       session_id: sessionId,
       handle: code === undefined ? null : secretDigest(code),
       challenge: challenge === undefined ? null : secretDigest(challenge),
@@ -142,7 +145,9 @@ export class AuthorizeFlow {
       expires_at: now + (next === 'code' ? settings.authorization_code_ttl : settings.login_challenge_ttl) * 1000,
     }
     await transaction(this.db, async (tx) => {
-      if (!(await this.flows.advance(tx.db, flow, changes, now))) throw usedVerifier()
+      // A skipped login stands on the browser's session: it must still be live (`end` closes its flows too).
+      if (!newSession && !(await this.sessions.holdLive(tx, account.id, sessionId, now))) throw sessionEnded(target)
+      if (!(await this.flows.advance(tx.db, flow, next, changes, now))) throw usedVerifier()
       if (newSession) {
         const cookie = await this.sessions.create(tx.db, account.id, sessionId, { subject, authTime: login.auth_time, acr: login.acr, amr: login.amr, remembered: login.remember, expiresAt: now + lifetime * 1000 }, now)
         // A new login replaces whatever session the browser had: remembered, or forgotten, so that a later login in
@@ -150,11 +155,11 @@ export class AuthorizeFlow {
         if (login.remember) cookies.push({ name: SESSION_COOKIE, value: cookie, maxAge: lifetime })
         else if (context.cookies[SESSION_COOKIE] !== undefined) cookies.push(expired(SESSION_COOKIE))
       }
-      if (code !== undefined && !(await this.sessions.join(tx, account.id, sessionId, client, now))) throw sessionEnded(target)
+      if (code !== undefined) await this.sessions.join(tx, account.id, sessionId, client, now)
     })
     if (code !== undefined) return toClient(target, context.issuer, { code }, [...cookies, expired(flowCookie(flow.id))])
-    if (challenge === undefined) throw new AuthorizationError('consent_required', 'The user has not consented to this request', target)
-    return { kind: 'redirect', location: withQuery(settings.consent_url ?? '', { consent_challenge: challenge }), cookies }
+    if (consentRedirect === undefined) throw new AuthorizationError('consent_required', 'The user has not consented to this request', target)
+    return { kind: 'redirect', location: consentRedirect, cookies }
   }
 
   /** Back from the consent app: remember the consent if asked, and give the client its code. */
@@ -166,25 +171,21 @@ export class AuthorizeFlow {
     const consent = flow.consent
     if (!consent || flow.subject === null) throw new UntrustedRequestError('invalid_request', 'The consent was not accepted')
     const code = randomToken()
-    const changes = { stage: 'code', handle: secretDigest(code), challenge: null, expires_at: now + settings.authorization_code_ttl * 1000 } as const
+    const changes = { handle: secretDigest(code), challenge: null, expires_at: now + settings.authorization_code_ttl * 1000 }
     const subject = flow.subject
     const client = await this.#clientOf(flow)
     const sessionId = flow.sessionId
-    const joins = sessionId !== null && client.metadata.backchannel_logout_uri !== null
-    // Issuing the code is one statement; a consent to remember, or the session's new client, is written with it.
-    if (!consent.remember && !joins) {
-      if (!(await this.flows.advance(this.db, flow, changes, now))) throw usedVerifier()
-    } else {
-      await transaction(this.db, async (tx) => {
-        if (!(await this.flows.advance(tx.db, flow, changes, now))) throw usedVerifier()
-        if (consent.remember) {
-          const remembered = { scope: consent.grant_scope, audience: consent.grant_audience, session: consent.session }
-          const expiresAt = consent.remember_for ? now + consent.remember_for * 1000 : null
-          await this.consents.remember(tx.db, account.id, subject, flow.clientId, remembered, expiresAt, now)
-        }
-        if (sessionId !== null && !(await this.sessions.join(tx, account.id, sessionId, client, now))) throw sessionEnded(target)
-      })
-    }
+    // The code, a consent to remember and the session's new client are written together, on a session still live.
+    await transaction(this.db, async (tx) => {
+      if (sessionId !== null && !(await this.sessions.holdLive(tx, account.id, sessionId, now))) throw sessionEnded(target)
+      if (!(await this.flows.advance(tx.db, flow, 'code', changes, now))) throw usedVerifier()
+      if (consent.remember) {
+        const remembered = { scope: consent.grant_scope, audience: consent.grant_audience, session: consent.session }
+        const expiresAt = consent.remember_for ? now + consent.remember_for * 1000 : null
+        await this.consents.remember(tx.db, account.id, subject, flow.clientId, remembered, expiresAt, now)
+      }
+      if (sessionId !== null) await this.sessions.join(tx, account.id, sessionId, client, now)
+    })
     return toClient(target, context.issuer, { code }, [expired(flowCookie(flow.id))])
   }
 
@@ -194,7 +195,7 @@ export class AuthorizeFlow {
    * account must have a consent app to send the browser to.
    */
   async #afterLoginStage(client: RegisteredClient, flow: Flow, subject: string, now: number): Promise<'code' | 'consent' | 'done'> {
-    if (client.metadata.skip_consent && !flow.request.prompt.includes('consent')) return 'code'
+    if (!mayNeedConsent(client, flow.request)) return 'code'
     if (flow.request.prompt.includes('none') && !(await this.#consentSkipped(flow.accountId, client, subject, flow.request, now))) return 'done'
     return 'consent'
   }
@@ -205,23 +206,24 @@ export class AuthorizeFlow {
     return remembered !== undefined && covers(remembered, request.scope, request.resource)
   }
 
-  /** The flow a verifier names, if it is at `stage`, unexpired, and in the browser that started it. */
+  /**
+   * The flow a verifier names, if it is at `stage`, unexpired, and in the browser that started it. One closed while
+   * the browser was at the app (its session ended, its consent was revoked) ends with an error for the client.
+   */
   async #answered(context: BrowserContext, verifier: string, stage: 'login_answered' | 'consent_answered'): Promise<Flow> {
     const flow = await this.flows.byHandle(context.account.id, verifier)
-    if (!flow || flow.stage !== stage || flow.expiresAt <= context.now) throw new UntrustedRequestError('invalid_request', 'The verifier is unknown, used or expired')
+    const closed = flow?.stage === 'done' && flow.revokedAt !== null
+    if (!flow || (flow.stage !== stage && !closed) || flow.expiresAt <= context.now) throw usedVerifier()
     const browser = context.cookies[flowCookie(flow.id)]
     if (browser === undefined || flow.browser === null || !constantTimeEqual(secretDigest(browser), flow.browser)) {
       throw new UntrustedRequestError('invalid_request', 'This sign-in was started in another browser')
     }
-    if (stage === 'consent_answered' || flow.rejection) return flow
-    if (context.settings.consent_url === null && !(await this.#clientOf(flow)).metadata.skip_consent) {
-      throw new AuthorizationError('server_error', 'The account has no consent_url', targetOf(flow.request))
-    }
+    if (closed) throw sessionEnded(targetOf(flow.request))
     return flow
   }
 
   async #reject(flow: Flow, target: ResponseTarget, context: BrowserContext): Promise<Navigation> {
-    if (!(await this.flows.advance(this.db, flow, { stage: 'done', handle: null, challenge: null }, context.now))) throw usedVerifier()
+    if (!(await this.flows.advance(this.db, flow, 'done', { handle: null, challenge: null }, context.now))) throw usedVerifier()
     const rejection = flow.rejection!
     return toClient(target, context.issuer, { error: rejection.error, error_description: rejection.error_description }, [expired(flowCookie(flow.id))])
   }
@@ -237,9 +239,20 @@ function sessionLogin(session: BrowserSession): AcceptedLogin {
   return { auth_time: session.authTime, acr: session.acr, amr: session.amr, remember: true, remember_for: null, context: null }
 }
 
-/** The browser's session ended (a logout) while this sign-in waited for the login or consent app. */
+/** Whether the sign-in may go to the consent app: always, unless a first-party client (`skip_consent`) isn't asked to. */
+function mayNeedConsent(client: RegisteredClient, request: AuthorizationRequest): boolean {
+  return !client.metadata.skip_consent || request.prompt.includes('consent')
+}
+
+/** The account's consent app; without one, a sign-in that needs it is refused for the client, before it is written. */
+function consentApp(settings: AccountSettings, request: AuthorizationRequest): string {
+  if (settings.consent_url === null) throw new AuthorizationError('server_error', 'The account has no consent_url', targetOf(request))
+  return settings.consent_url
+}
+
+/** The browser's session ended (a logout), or the consent was revoked, while this sign-in waited for the app. */
 function sessionEnded(target: ResponseTarget): AuthorizationError {
-  return new AuthorizationError('login_required', 'The session ended during the sign-in', target)
+  return new AuthorizationError('login_required', 'The session ended, or the consent was revoked, during the sign-in', target)
 }
 
 function usedVerifier(): UntrustedRequestError {

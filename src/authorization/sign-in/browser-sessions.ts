@@ -8,7 +8,7 @@ import type { DB } from '../../platform/storage/schema.js'
 import type { Tx } from '../../platform/storage/transaction.js'
 import type { RegisteredClient } from '../clients/client-store.js'
 import type { BackchannelLogoutEndpoints } from '../logout/backchannel.js'
-import { secretDigest } from './flow-store.js'
+import { type FlowStore, secretDigest } from './flow-store.js'
 
 /** A user's authentication in one browser: what the ID token's `sid`, `auth_time`, `acr` and `amr` come from. */
 export interface BrowserSession {
@@ -32,6 +32,7 @@ export class BrowserSessions {
   constructor(
     private readonly db: Kysely<DB>,
     private readonly dialect: SqlDialect,
+    private readonly flows: FlowStore,
     private readonly outbox: Outbox,
     private readonly logoutEndpoints: BackchannelLogoutEndpoints,
   ) {}
@@ -39,13 +40,17 @@ export class BrowserSessions {
   /**
    * Ends the live sessions `which` names (one by id, a subject's, or one of a subject's), announcing each with
    * `oauth.session.ended` and telling the clients that took part in it through their back-channel logout endpoints;
-   * answers how many ended.
+   * answers how many ended. The sign-ins still under way on them (all of the subject's, when all its sessions end)
+   * are closed with them, so none of them finishes as the user who is no longer signed in.
    */
   async end(tx: Tx, accountId: string, which: { sessionId: string; subject?: string } | { sessionId?: string; subject: string }, reason: 'logout' | 'revoked', now: number): Promise<number> {
     let query = forAccount(tx.db, accountId).updateTable('browser_sessions').set({ ended_at: now, updated_at: now }).where('ended_at', 'is', null)
     if (which.sessionId !== undefined) query = query.where('id', '=', which.sessionId)
     if (which.subject !== undefined) query = query.where('subject', '=', which.subject)
     const ended = await query.returning(['id', 'subject']).execute()
+    await this.flows.close(tx.db, accountId, { sessionIds: ended.map((row) => row.id) }, now)
+    // All of the subject's sessions end: so do its sign-ins under way, whether on a session yet or not.
+    if (which.sessionId === undefined && which.subject !== undefined) await this.flows.close(tx.db, accountId, { subject: which.subject }, now)
     const events = ended.map((row) => ({ accountId, type: 'oauth.session.ended', data: { session_id: row.id, subject: row.subject, reason } }))
     const eventIds = await this.outbox.recordAll(tx, events, now)
     await this.logoutEndpoints.notify(tx, accountId, ended.map((row, index) => ({ sessionId: row.id, eventId: eventIds[index]! })))
@@ -54,18 +59,32 @@ export class BrowserSessions {
 
   /**
    * Notes, in `tx`, that the client took part in the session, when it has a back-channel logout endpoint to tell
-   * when the session ends; false when the session ended meanwhile, and the client must not be given a code for it.
-   * The session's row is locked first: an `end` that comes later waits for `tx` and then finds this client.
+   * when the session ends. Call it after `holdLive` (or `create`) in the same `tx`: an `end` that comes later waits
+   * for `tx` and then finds this client.
    */
-  async join(tx: Tx, accountId: string, sessionId: string, client: RegisteredClient, now: number): Promise<boolean> {
-    if (client.metadata.backchannel_logout_uri === null) return true
-    const live = await this.dialect.forUpdate(forAccount(tx.db, accountId).selectFrom('browser_sessions').select('id').where('id', '=', sessionId).where('ended_at', 'is', null)).executeTakeFirst()
-    if (!live) return false
+  async join(tx: Tx, accountId: string, sessionId: string, client: RegisteredClient, now: number): Promise<void> {
+    if (client.metadata.backchannel_logout_uri === null) return
     await forAccount(tx.db, accountId)
       .insertInto('session_clients', { session_id: sessionId, client_id: client.id, created_at: now })
       .onConflict((conflict) => conflict.columns(['session_id', 'client_id']).doNothing())
       .execute()
-    return true
+  }
+
+  /**
+   * Whether session `id` is live, locking its row in `tx` so that an `end` waits for `tx` (and then closes what `tx`
+   * wrote). Take it before moving a flow on the session: `end` locks the session before its flows, and so must we.
+   */
+  async holdLive(tx: Tx, accountId: string, id: string, now: number): Promise<boolean> {
+    return (await this.dialect.forUpdate(this.#live(tx.db, accountId, id, now).select('id')).executeTakeFirst()) !== undefined
+  }
+
+  /** Whether session `id` is live (neither ended nor expired). */
+  async isLive(accountId: string, id: string, now: number): Promise<boolean> {
+    return (await this.#live(this.db, accountId, id, now).select('id').executeTakeFirst()) !== undefined
+  }
+
+  #live(db: Kysely<DB>, accountId: string, id: string, now: number) {
+    return forAccount(db, accountId).selectFrom('browser_sessions').where('id', '=', id).where('ended_at', 'is', null).where('expires_at', '>', now)
   }
 
   /** The live session a cookie names, if any. */
@@ -73,13 +92,7 @@ export class BrowserSessions {
     const separator = cookie?.indexOf('.') ?? -1
     if (cookie === undefined || separator <= 0) return undefined
     const id = cookie.slice(0, separator)
-    const row = await forAccount(this.db, accountId)
-      .selectFrom('browser_sessions')
-      .selectAll()
-      .where('id', '=', id)
-      .where('ended_at', 'is', null)
-      .where('expires_at', '>', now)
-      .executeTakeFirst()
+    const row = await this.#live(this.db, accountId, id, now).selectAll().executeTakeFirst()
     if (!row || row.remembered !== 1 || !constantTimeEqual(row.secret_hash, secretDigest(cookie.slice(separator + 1)))) return undefined
     return { id: row.id, subject: row.subject, authTime: row.auth_time, acr: row.acr, amr: JSON.parse(row.amr) as string[], remembered: true, expiresAt: row.expires_at }
   }

@@ -1,10 +1,13 @@
+import { canonicalJson } from '../../platform/canonical-json.js'
 import type { Clock } from '../../platform/clock.js'
-import { randomToken } from '../../platform/crypto/random.js'
+import { constantTimeEqual } from '../../platform/crypto/random.js'
+import type { SecretBox } from '../../platform/crypto/secret-box.js'
 import type { GuardedEventsSql } from '../../platform/events/sql/guarded-events.js'
 import { ProblemError, notFound } from '../../platform/http/problems.js'
 import type { ClientStore, RegisteredClient } from '../clients/client-store.js'
+import type { BrowserSessions } from './browser-sessions.js'
 import { type Consents, covers } from './consents.js'
-import { type AcceptedConsent, type AcceptedLogin, type Flow, type FlowStore, type Rejection, secretDigest } from './flow-store.js'
+import { type AcceptedConsent, type AcceptedLogin, type Flow, type FlowChanges, type FlowStore, type Rejection, secretDigest } from './flow-store.js'
 import { withQuery } from './navigation.js'
 
 /** What the login app reads about a login or consent request (Ory Hydra's shape). */
@@ -51,6 +54,9 @@ export interface ConsentAcceptance {
 
 type ChallengeKind = 'login' | 'consent'
 
+/** The stage a flow moves to when its challenge is answered; it waits in the stage named after the challenge's kind. */
+const ANSWERED = { login: 'login_answered', consent: 'consent_answered' } as const
+
 /**
  * Claims Herald sets itself in ID and access tokens (OpenID Connect Core §2, RFC 9068 §2.2, RFC 7519 §4.1), which a
  * consent's session claims may not override.
@@ -61,18 +67,26 @@ export const RESERVED_CLAIMS: ReadonlySet<string> = new Set(['iss', 'sub', 'aud'
  * The login app's side of sign-in: it reads a login or consent request by its challenge and accepts or rejects it,
  * receiving the URL to send the browser back to. A challenge is answered once; what the answer decided travels
  * with a single-use verifier that only the browser that started the flow can present (see AuthorizeFlow).
+ *
+ * The same answer sent again (its reply was lost) gets the same `redirect_to`, as Hydra does: the verifier is made
+ * from the flow, its stage and the answer's canonical JSON under the master key (SecretBox.derive), and only its
+ * digest is stored, so a re-sent answer makes it again and a different one does not match (409). Once the browser
+ * has brought the verifier back, the challenge names nothing any more (404).
  */
 export class Challenges {
   constructor(
     private readonly flows: FlowStore,
+    private readonly sessions: BrowserSessions,
     private readonly clients: ClientStore,
     private readonly consents: Consents,
     private readonly guardedEvents: GuardedEventsSql,
+    private readonly box: SecretBox,
     private readonly clock: Clock,
   ) {}
 
   async view(accountId: string, issuer: string, kind: ChallengeKind, challenge: string): Promise<ChallengeView> {
     const { flow, client } = await this.#pending(accountId, kind, challenge)
+    if (flow.stage === ANSWERED[kind]) throw alreadyAnswered(kind)
     const { request } = flow
     const skip = kind === 'login' ? flow.subject !== null : !request.prompt.includes('consent') && (await this.#remembered(flow))
     return {
@@ -91,6 +105,7 @@ export class Challenges {
 
   async acceptLogin(accountId: string, issuer: string, challenge: string, body: LoginAcceptance): Promise<string> {
     const { flow } = await this.#pending(accountId, 'login', challenge)
+    if (flow.stage === 'login_answered') return this.#answeredAgain(flow, issuer, 'login', { accept: body })
     if (flow.subject !== null && body.subject !== flow.subject) {
       throw new ProblemError('validation_failed', 'The browser is signed in as another subject: accept with that subject, or reject', [{ pointer: '/body/subject', message: 'must be the subject of the skipped login' }])
     }
@@ -106,11 +121,12 @@ export class Challenges {
       context: body.context ?? null,
     }
     const event = { client_id: flow.clientId, subject: body.subject, remember: login.remember }
-    return this.#answer(flow, issuer, 'login', { subject: body.subject, login: JSON.stringify(login) }, { type: 'oauth.login.accepted', data: event })
+    return this.#answer(flow, issuer, 'login', { accept: body }, { subject: body.subject, login: JSON.stringify(login) }, { type: 'oauth.login.accepted', data: event })
   }
 
   async acceptConsent(accountId: string, issuer: string, challenge: string, body: ConsentAcceptance): Promise<string> {
     const { flow } = await this.#pending(accountId, 'consent', challenge)
+    if (flow.stage === 'consent_answered') return this.#answeredAgain(flow, issuer, 'consent', { accept: body })
     const extraScope = body.grant_scope.filter((scope) => !flow.request.scope.includes(scope))
     const audience = body.grant_audience ?? flow.request.resource
     const extraAudience = audience.filter((value) => !flow.request.resource.includes(value))
@@ -129,13 +145,14 @@ export class Challenges {
       session: { id_token: body.session?.id_token ?? {}, access_token: body.session?.access_token ?? {} },
     }
     const event = { client_id: flow.clientId, subject: flow.subject, scope: consent.grant_scope, remember: consent.remember }
-    return this.#answer(flow, issuer, 'consent', { consent: JSON.stringify(consent) }, { type: 'oauth.consent.granted', data: event })
+    return this.#answer(flow, issuer, 'consent', { accept: body }, { consent: JSON.stringify(consent) }, { type: 'oauth.consent.granted', data: event })
   }
 
   async reject(accountId: string, issuer: string, kind: ChallengeKind, challenge: string, rejection: Rejection): Promise<string> {
     const { flow } = await this.#pending(accountId, kind, challenge)
+    if (flow.stage === ANSWERED[kind]) return this.#answeredAgain(flow, issuer, kind, { reject: rejection })
     const event = { client_id: flow.clientId, subject: flow.subject, error: rejection.error }
-    return this.#answer(flow, issuer, kind, { rejection: JSON.stringify(rejection) }, { type: kind === 'login' ? 'oauth.login.rejected' : 'oauth.consent.rejected', data: event })
+    return this.#answer(flow, issuer, kind, { reject: rejection }, { rejection: JSON.stringify(rejection) }, { type: kind === 'login' ? 'oauth.login.rejected' : 'oauth.consent.rejected', data: event })
   }
 
   /** Whether a consent the user asked to be remembered covers everything the flow requests. */
@@ -145,27 +162,51 @@ export class Challenges {
   }
 
   /** Records the answer, with its event, and makes the verifier the browser brings back. */
-  async #answer(flow: Flow, issuer: string, kind: ChallengeKind, answer: { subject?: string; login?: string; consent?: string; rejection?: string }, event: { type: string; data: object }): Promise<string> {
+  async #answer(flow: Flow, issuer: string, kind: ChallengeKind, body: AnswerBody, answer: FlowChanges, event: { type: string; data: object }): Promise<string> {
     const now = this.clock.now()
-    const verifier = randomToken()
-    const stage = kind === 'login' ? 'login_answered' : 'consent_answered'
-    const advancing = this.flows.advancing(flow, { ...answer, stage, handle: secretDigest(verifier) }, now)
-    if (!(await this.guardedEvents.recordIf(advancing, { accountId: flow.accountId, ...event }, now))) throw alreadyAnswered(kind)
-    return withQuery(`${issuer}/oauth/authorize`, { [`${kind}_verifier`]: verifier })
+    const [verifier] = this.#verifiers(flow, kind, body)
+    const advancing = this.flows.advancing(flow, ANSWERED[kind], { ...answer, handle: secretDigest(verifier!) }, now)
+    if (await this.guardedEvents.recordIf(advancing, { accountId: flow.accountId, ...event }, now)) return verifierUrl(issuer, kind, verifier!)
+    // Another answer came first: it may have been this same one.
+    const answered = await this.flows.byId(flow.accountId, flow.id)
+    if (answered?.stage !== ANSWERED[kind]) throw alreadyAnswered(kind)
+    return this.#answeredAgain(answered, issuer, kind, body)
   }
 
-  /** The flow waiting for an answer to this challenge: 404 when there is none (or it lapsed), 409 once answered. */
+  /** A flow answered already: the same `redirect_to` when `body` is the answer it was given, else 409. */
+  #answeredAgain(flow: Flow, issuer: string, kind: ChallengeKind, body: AnswerBody): string {
+    const handle = flow.handle
+    const verifier = handle === null ? undefined : this.#verifiers(flow, kind, body).find((candidate) => constantTimeEqual(secretDigest(candidate), handle))
+    if (verifier === undefined) throw alreadyAnswered(kind)
+    return verifierUrl(issuer, kind, verifier)
+  }
+
+  /** The verifiers `body` makes for the flow's answer, under each master key (the sealing key's first). */
+  #verifiers(flow: Flow, kind: ChallengeKind, body: AnswerBody): string[] {
+    return this.box.derive(`authorization_flows:${flow.accountId}:${flow.id}:${ANSWERED[kind]}:${canonicalJson(body)}`)
+  }
+
+  /**
+   * The flow waiting for (or holding) an answer to this challenge: 404 when there is none, it lapsed, or the browser
+   * session a skipped login relies on ended meanwhile.
+   */
   async #pending(accountId: string, kind: ChallengeKind, challenge: string): Promise<{ flow: Flow; client: RegisteredClient }> {
+    const now = this.clock.now()
     const flow = await this.flows.byChallenge(accountId, challenge)
     const what = kind === 'login' ? 'The login request' : 'The consent request'
-    const waiting = kind === 'login' ? 'login' : 'consent'
-    const answered = kind === 'login' ? 'login_answered' : 'consent_answered'
-    if (!flow || (flow.stage !== waiting && flow.stage !== answered) || flow.expiresAt <= this.clock.now()) throw notFound(what)
-    if (flow.stage === answered) throw alreadyAnswered(kind)
+    if (!flow || (flow.stage !== kind && flow.stage !== ANSWERED[kind]) || flow.expiresAt <= now) throw notFound(what)
+    if (flow.sessionId !== null && !(await this.sessions.isLive(accountId, flow.sessionId, now))) throw notFound(what)
     const client = await this.clients.find(accountId, flow.clientId)
     if (!client) throw notFound(what)
     return { flow, client }
   }
+}
+
+/** What the login app sent, as the verifier is made from it. */
+type AnswerBody = { accept: LoginAcceptance | ConsentAcceptance } | { reject: Rejection }
+
+function verifierUrl(issuer: string, kind: ChallengeKind, verifier: string): string {
+  return withQuery(`${issuer}/oauth/authorize`, { [`${kind}_verifier`]: verifier })
 }
 
 function alreadyAnswered(kind: ChallengeKind): ProblemError {

@@ -2,8 +2,10 @@ import type { Kysely, Updateable } from 'kysely'
 import { sha256 } from '../../platform/crypto/random.js'
 import type { Guard } from '../../platform/events/sql/guarded-events.js'
 import { forAccount } from '../../platform/storage/account-queries.js'
+import { inList } from '../../platform/storage/in-list.js'
 import type { AuthorizationFlowsTable, DB, FlowStage } from '../../platform/storage/schema.js'
 import type { AuthorizationRequest } from './authorization-request.js'
+import { FLOW_MOVES, type InitialStage } from './flow-stages.js'
 
 /** What the account's login app said when it accepted the login (the accept call's fields). */
 export interface AcceptedLogin {
@@ -43,6 +45,8 @@ export interface Flow {
   stage: FlowStage
   request: AuthorizationRequest
   browser: string | null
+  /** The digest of what the browser or the client holds now: the request_uri, a verifier or the code. */
+  handle: string | null
   subject: string | null
   sessionId: string | null
   login: AcceptedLogin | null
@@ -55,9 +59,16 @@ export interface Flow {
   revokedAt: number | null
 }
 
-export type NewFlow = Pick<AuthorizationFlowsTable, 'id' | 'client_id' | 'stage' | 'request' | 'browser' | 'challenge' | 'handle' | 'subject' | 'session_id' | 'login' | 'expires_at'>
+export type NewFlow = Pick<AuthorizationFlowsTable, 'id' | 'client_id' | 'request' | 'browser' | 'challenge' | 'handle' | 'subject' | 'session_id' | 'login' | 'expires_at'> & { stage: InitialStage }
 
-export type FlowChanges = Omit<Updateable<AuthorizationFlowsTable>, 'id' | 'account_id' | 'client_id' | 'created_at'>
+/** What a move writes besides the stage, which only `advance` sets (see flow-stages.ts). */
+export type FlowChanges = Omit<Updateable<AuthorizationFlowsTable>, 'id' | 'account_id' | 'client_id' | 'created_at' | 'stage' | 'revoked_at'>
+
+/** The flows still under way that `close` ends: a subject's (with one client), or those on some sessions. */
+export type OpenFlows = { subject: string; clientId?: string } | { sessionIds: readonly string[] }
+
+/** Where `close` moves the flows still under way. */
+const CLOSED: FlowStage = 'done'
 
 /** The digest a challenge, verifier, code or request_uri is stored and looked up as: the secret itself never is. */
 export function secretDigest(secret: string): string {
@@ -100,20 +111,43 @@ export class FlowStore {
     return row && flowFromRow(row)
   }
 
-  async byId(accountId: string, id: string): Promise<Flow | undefined> {
-    const row = await forAccount(this.db, accountId).selectFrom('authorization_flows').selectAll().where('id', '=', id).executeTakeFirst()
+  /** The flow with this id; with `stage`, only if it is in that stage. */
+  async byId(accountId: string, id: string, stage?: FlowStage): Promise<Flow | undefined> {
+    let query = forAccount(this.db, accountId).selectFrom('authorization_flows').selectAll().where('id', '=', id)
+    if (stage !== undefined) query = query.where('stage', '=', stage)
+    const row = await query.executeTakeFirst()
     return row && flowFromRow(row)
   }
 
-  /** Moves `flow` on from the stage it was read in; false when another request moved it first. */
-  async advance(db: Kysely<DB>, flow: Flow, changes: FlowChanges, now: number): Promise<boolean> {
-    const result = await this.advancing(flow, changes, now)(db).executeTakeFirst()
+  /** Moves `flow` on to `to` from the stage it was read in; false when another request moved it first. */
+  async advance(db: Kysely<DB>, flow: Flow, to: FlowStage, changes: FlowChanges, now: number): Promise<boolean> {
+    const result = await this.advancing(flow, to, changes, now)(db).executeTakeFirst()
     return result.numUpdatedRows === 1n
   }
 
   /** `advance` as a statement for the caller to run, with what must be written only if it moves the flow. */
-  advancing(flow: Flow, changes: FlowChanges, now: number): Guard<'authorization_flows'> {
-    return (db) => forAccount(db, flow.accountId).updateTable('authorization_flows').set({ ...changes, updated_at: now }).where('id', '=', flow.id).where('stage', '=', flow.stage)
+  advancing(flow: Flow, to: FlowStage, changes: FlowChanges, now: number): Guard<'authorization_flows'> {
+    FLOW_MOVES.assertMove(flow.stage, to)
+    return (db) => forAccount(db, flow.accountId).updateTable('authorization_flows').set({ ...changes, stage: to, updated_at: now }).where('id', '=', flow.id).where('stage', '=', flow.stage)
+  }
+
+  /**
+   * Closes flows still under way (`done`, `revoked_at` set), so none of them issues a code or tokens: their
+   * challenges, verifiers and codes are refused from now on. Run it in the transaction that ends the session or
+   * revokes the consent they relied on. Redeemed flows are grants, revoked apart (GrantRevocation). It moves only
+   * the stages the table lets move to `done`, so the bulk write makes no move `advance` would refuse.
+   */
+  async close(db: Kysely<DB>, accountId: string, which: OpenFlows | 'all', now: number): Promise<void> {
+    const closing = FLOW_MOVES.openStages(CLOSED)
+    let query = forAccount(db, accountId).updateTable('authorization_flows').set({ stage: CLOSED, revoked_at: now, updated_at: now }).where('stage', 'in', closing)
+    if (which !== 'all' && 'sessionIds' in which) {
+      if (which.sessionIds.length === 0) return
+      query = query.where('session_id', 'in', inList(which.sessionIds))
+    } else if (which !== 'all') {
+      query = query.where('subject', '=', which.subject)
+      if (which.clientId !== undefined) query = query.where('client_id', '=', which.clientId)
+    }
+    await query.execute()
   }
 }
 
@@ -130,6 +164,7 @@ export function flowFromRow(row: AuthorizationFlowsTable): Flow {
     stage: row.stage,
     request: JSON.parse(row.request) as AuthorizationRequest,
     browser: row.browser,
+    handle: row.handle,
     subject: row.subject,
     sessionId: row.session_id,
     login: parsed<AcceptedLogin>(row.login),

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely'
 import type { Clock } from '../../platform/clock.js'
+import type { SecretBox } from '../../platform/crypto/secret-box.js'
 import type { Outbox } from '../../platform/events/outbox.js'
 import type { GuardedEventsSql } from '../../platform/events/sql/guarded-events.js'
 import type { SqlDialect } from '../../platform/storage/dialects/index.js'
@@ -28,6 +29,8 @@ export interface SignInDeps {
   dialect: SqlDialect
   clients: ClientStore
   keys: KeyStore
+  /** Makes the login, consent and logout verifiers again (Challenges, Logouts.answer). */
+  box: SecretBox
   outbox: Outbox
   /** The login app's answers and their events, both or neither. */
   guardedEvents: GuardedEventsSql
@@ -35,15 +38,15 @@ export interface SignInDeps {
   logoutEndpoints: BackchannelLogoutEndpoints
 }
 
-export function openSignIn({ db, dialect, clients, keys, outbox, guardedEvents, clock, logoutEndpoints }: SignInDeps): SignIn {
+export function openSignIn({ db, dialect, clients, keys, box, outbox, guardedEvents, clock, logoutEndpoints }: SignInDeps): SignIn {
   const flows = new FlowStore(db)
   const consents = new Consents(db)
-  const sessions = new BrowserSessions(db, dialect, outbox, logoutEndpoints)
+  const sessions = new BrowserSessions(db, dialect, flows, outbox, logoutEndpoints)
   return {
     flows,
     sessions,
     authorizeFlow: new AuthorizeFlow(db, flows, sessions, consents, clients, keys),
-    challenges: new Challenges(flows, clients, consents, guardedEvents, clock),
-    logouts: new Logouts(db, clients, sessions, keys, clock),
+    challenges: new Challenges(flows, sessions, clients, consents, guardedEvents, box, clock),
+    logouts: new Logouts(db, clients, sessions, keys, box, clock),
   }
 }

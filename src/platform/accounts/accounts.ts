@@ -38,13 +38,15 @@ export interface AdminCredentials {
 }
 
 /**
- * What the authorization area adds to every new account (its OIDC scopes and the management client), kept
- * behind an interface so the platform does not depend on the area.
+ * What the authorization area adds to every new account (its OIDC scopes and the management client), and stops when
+ * one is disabled, kept behind an interface so the platform does not depend on the area.
  */
 export interface AccountProvisioning {
   /** Adds the account's OIDC scopes and its management client, under the id the account row already names. */
   provision(tx: Tx, accountId: string, adminClientId: string): Promise<AdminCredentials>
   resetAdminSecret(tx: Tx, accountId: string, adminClientId: string): Promise<AdminCredentials>
+  /** Stops, in `tx`, what was under way in the account being disabled, so none of it finishes if it is enabled again. */
+  disable(tx: Tx, accountId: string, now: number): Promise<void>
 }
 
 export class Accounts {
@@ -108,12 +110,10 @@ export class Accounts {
   async setStatus(accountId: string, status: AccountStatus): Promise<AccountView> {
     if (!looksLikeId('acct', accountId)) throw notFound(`Account ${accountId}`)
     return transaction(this.db, async (tx) => {
-      const result = await tx.db
-        .updateTable('accounts')
-        .set({ status, updated_at: this.clock.now() })
-        .where('id', '=', accountId)
-        .executeTakeFirst()
+      const now = this.clock.now()
+      const result = await tx.db.updateTable('accounts').set({ status, updated_at: now }).where('id', '=', accountId).executeTakeFirst()
       if (result.numUpdatedRows === 0n) throw notFound(`Account ${accountId}`)
+      if (status === 'disabled') await this.provisioning.disable(tx, accountId, now)
       await this.invalidation.record(tx, 'account', accountId)
       const account = await this.#read(tx.db, accountId)
       if (!account) throw notFound(`Account ${accountId}`)
