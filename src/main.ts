@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 import { openHeraldCore } from './herald.js'
 import { accountCommands, type Command, consoleLink, keyCommands } from './cli/commands.js'
-import { parseArgs, UsageError } from './cli/args.js'
-import { ConfigError, loadConfig } from './platform/config.js'
+import { type ParsedArgs, parseArgs, UsageError } from './cli/args.js'
+import { describeStartupFailure } from './cli/startup-failure.js'
+import { type Config, ConfigError, loadConfig } from './platform/config.js'
 import { createLogger, logDestination } from './platform/logger.js'
 import { ProblemError } from './platform/http/problems.js'
 import { migrateToLatest } from './platform/storage/migrate.js'
@@ -23,6 +24,8 @@ const USAGE = `Usage: herald <command>
   keys rotate --account ID               publish new signing keys; they sign after the JWKS cache time
   console-link --account ID [--scope S]  print a single-use sign-in link to the account's console (webhook scopes by default)
 
+  --verbose                              on a start-up failure, print the error's stack too (as LOG_LEVEL=debug does)
+
 Configuration comes from environment variables; see the README.`
 
 const GROUPS: Record<string, Record<string, Command>> = { accounts: accountCommands, keys: keyCommands }
@@ -37,6 +40,18 @@ async function main(argv: readonly string[]): Promise<number> {
     return 0
   }
   const config = loadConfig()
+  try {
+    return await runCommand(config, args, command, sub)
+  } catch (error) {
+    const line = describeStartupFailure(error, { database: config.database, portVariable: command === 'worker' ? 'HERALD_WORKER_PORT' : 'PORT' })
+    if (line === undefined) throw error
+    console.error(`herald: ${line}`)
+    if (args.flags.verbose || config.logLevel === 'debug' || config.logLevel === 'trace') console.error(error)
+    return 1
+  }
+}
+
+async function runCommand(config: Config, args: ParsedArgs, command: string, sub: string | undefined): Promise<number> {
   if (command === 'serve') return serve(config)
   if (command === 'worker') return work(config)
   if (command === 'migrate') {

@@ -7,16 +7,17 @@ const OPTIONS = {
   scope: { type: 'string' },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
+  verbose: { type: 'boolean' },
 } as const
 
 export interface ParsedArgs {
   positionals: string[]
-  flags: { name?: string; account?: string; scope?: string; json?: boolean; help?: boolean }
+  flags: { name?: string; account?: string; scope?: string; json?: boolean; help?: boolean; verbose?: boolean }
 }
 
 export class UsageError extends Error {}
 
-/** `--name value`, `--name=value` and the booleans `--json` and `--help`; an unknown or malformed flag is a UsageError. */
+/** `--name value`, `--name=value` and the booleans `--json`, `--help` and `--verbose`; an unknown or malformed flag is a UsageError. */
 export function parseArgs(argv: readonly string[]): ParsedArgs {
   try {
     const { positionals, values } = parseArgv({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true })

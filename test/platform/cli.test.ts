@@ -1,9 +1,8 @@
-import { type ChildProcess, execFile, spawn } from 'node:child_process'
+import { type ChildProcess, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import SQLite from 'better-sqlite3'
 import { createRemoteJWKSet, jwtVerify } from 'jose'
 import pg from 'pg'
@@ -14,31 +13,10 @@ import { JWKS_MAX_AGE_SECONDS } from '../../src/platform/keys/policy.js'
 import { migrationsFor } from '../../src/platform/storage/migrations/index.js'
 import { createTestDatabase, type DialectName, type TestDatabase } from '../support/dialects.js'
 import { freePort } from '../support/herald.js'
+import { MAIN, type Run, runHerald as herald, runProcess as execute } from '../support/herald-process.js'
 import { basicAuth, call } from '../support/http.js'
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url))
-const MAIN = path.join(ROOT, 'dist', 'main.js')
 const PUBLIC_URL = 'https://herald.example.test'
-
-interface Run {
-  code: number | null
-  stdout: string
-  stderr: string
-}
-
-/** Runs the built CLI with exactly `env` (no inherited variables but PATH), in `cwd`. */
-function herald(args: string[], env: Record<string, string>, cwd: string): Promise<Run> {
-  return execute(process.execPath, [MAIN, ...args], env, cwd)
-}
-
-function execute(file: string, args: string[], env: Record<string, string>, cwd: string): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(file, args, { cwd, env: { PATH: process.env.PATH ?? '', ...env }, timeout: 30_000 }, (error, stdout, stderr) => {
-      const code = error ? (typeof error.code === 'number' ? error.code : null) : 0
-      resolve({ code, stdout, stderr })
-    })
-  })
-}
 
 function tempDir(): string {
   return mkdtempSync(path.join(tmpdir(), 'herald-cli-'))

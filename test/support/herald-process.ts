@@ -1,10 +1,32 @@
-import { type ChildProcess, spawn } from 'node:child_process'
+import { type ChildProcess, execFile, spawn } from 'node:child_process'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { eventually } from './receiver.js'
 
 /** The built CLI (test/support/global-setup.ts builds it before any test runs). */
 export const MAIN = path.join(fileURLToPath(new URL('../..', import.meta.url)), 'dist', 'main.js')
+
+/** A finished process: its exit code and what it wrote on each stream. */
+export interface Run {
+  code: number | null
+  stdout: string
+  stderr: string
+}
+
+/** Runs the built CLI with exactly `env` (no inherited variables but PATH), in `cwd`, to its end. */
+export function runHerald(args: string[], env: Record<string, string>, cwd: string): Promise<Run> {
+  return runProcess(process.execPath, [MAIN, ...args], env, cwd)
+}
+
+/** Runs `file` with exactly `env` (no inherited variables but PATH), in `cwd`; killed after 30 s. */
+export function runProcess(file: string, args: string[], env: Record<string, string>, cwd: string): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(file, args, { cwd, env: { PATH: process.env.PATH ?? '', ...env }, timeout: 30_000 }, (error, stdout, stderr) => {
+      const code = error ? (typeof error.code === 'number' ? error.code : null) : 0
+      resolve({ code, stdout, stderr })
+    })
+  })
+}
 
 /** A `herald` process and every line it wrote. */
 export interface HeraldProcess {

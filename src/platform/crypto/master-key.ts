@@ -1,7 +1,8 @@
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from '../config.js'
+import { createDataFolder } from '../storage/data-folder.js'
 import { SecretBox, generateMasterKeyText } from './secret-box.js'
 
 /**
@@ -15,7 +16,7 @@ export function resolveSecretBox(config: Config, log: FastifyBaseLogger): Secret
   }
   const file = path.join(path.dirname(path.resolve(config.database.filename)), 'secret.key')
   if (!existsSync(file)) {
-    mkdirSync(path.dirname(file), { recursive: true })
+    createDataFolder(path.dirname(file))
     writeFileSync(file, `${generateMasterKeyText()}\n`, { mode: 0o600 })
     chmodSync(file, 0o600)
     log.warn({ file }, 'HERALD_SECRET_KEY is not set: generated a development key; set HERALD_SECRET_KEY in production')

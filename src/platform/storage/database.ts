@@ -1,9 +1,9 @@
-import { mkdirSync } from 'node:fs'
 import path from 'node:path'
 import SQLite from 'better-sqlite3'
 import { Kysely, PostgresDialect, type SqliteDatabase, type SqliteStatement } from 'kysely'
 import pg from 'pg'
 import type { DatabaseConfig } from '../config.js'
+import { createDataFolder } from './data-folder.js'
 import { type SqlDialect, sqlDialect } from './dialects/index.js'
 import { WriteLockingSqliteDialect } from './dialects/sqlite-driver.js'
 import { withPreparedStatements } from './prepared-statements.js'
@@ -27,7 +27,7 @@ export function openDatabase(config: DatabaseConfig): Database {
 }
 
 function openSqlite(filename: string): Database {
-  if (filename !== ':memory:') mkdirSync(path.dirname(path.resolve(filename)), { recursive: true })
+  if (filename !== ':memory:') createDataFolder(path.dirname(path.resolve(filename)))
   const connection = new SQLite(filename)
   // Other processes may write to the same file (a second `serve`, a `worker`, operator CLI commands): a statement
   // outside a transaction, and a transaction's BEGIN IMMEDIATE (see WriteLockingSqliteDialect), wait this long for
