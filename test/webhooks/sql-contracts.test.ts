@@ -127,9 +127,9 @@ forEachDialect((dialect) => {
       // All successes first (PostgreSQL records them in one statement), then a failure and a late outcome of a delivery
       // recorded already, whose lease is gone.
       const failingSince = async () => (await db.selectFrom('webhook_endpoints').select('failing_since').where('id', '=', active).executeTakeFirstOrThrow()).failing_since
-      expect(await queue.complete([outcome(first, 200), outcome(second, 204)])).toEqual([{ status: 'succeeded' }, { status: 'succeeded' }])
+      expect(await queue.complete([outcome(first, 200), outcome(second, 204)])).toEqual({ finished: [{ status: 'succeeded' }, { status: 'succeeded' }], failed: [], disabled: [] })
       expect(await failingSince()).toBeNull()
-      expect(await queue.complete([outcome(third, 500), outcome(second, 500)])).toEqual([])
+      expect(await queue.complete([outcome(third, 500), outcome(second, 500)])).toEqual({ finished: [], failed: [], disabled: [] })
       expect(await failingSince()).toBe(now)
 
       const rows = await db.selectFrom('webhook_deliveries').select(['id', 'status', 'attempt_count', 'lease_token', 'last_response_status', 'finished_at']).where('id', 'in', deliveryIds).execute()

@@ -8,12 +8,24 @@ import { type Tx, transaction } from '../../platform/storage/transaction.js'
 import { isOperationalType } from '../events/event-types.js'
 import { type AttemptOutcome, isSuccess } from './attempt.js'
 import { cancellation, HOLDING } from './deliveries.js'
-import type { EndpointHealth } from './endpoint-health.js'
+import type { DisabledEndpoint, EndpointHealth } from './endpoint-health.js'
 import { applyPlans, type CompletionPlan, countOutcomes, insertAttempts, leaseCounts } from './completion-statements.js'
 import { releaseLeases } from './leases.js'
 import { nextAttemptAt } from './retry-schedule.js'
 import type { CompletionSql } from './sql/completion-sql.js'
 import { completionSqlFor } from './sql/index.js'
+
+/** What a batch of completions did, beyond the attempts it recorded. */
+export interface CompletionReport {
+  /** The deliveries that reached a final status. */
+  finished: Array<{ status: DeliveryStatus }>
+  /** The last attempts of the deliveries that ended `failed`, their schedules exhausted. */
+  failed: AttemptOutcome[]
+  /** The endpoints that these attempts disabled (410 Gone, or failing for too long). */
+  disabled: DisabledEndpoint[]
+}
+
+const nothingCompleted = (): CompletionReport => ({ finished: [], failed: [], disabled: [] })
 
 /**
  * The end of attempts: each batch of outcomes is written in one fenced update (a worker that lost its lease can't
@@ -37,32 +49,32 @@ export class DeliveryCompletions {
   /**
    * Records a batch of attempts and moves each delivery on: `succeeded`, `pending` for its next retry, `held`
    * when its endpoint is disabled (`cancelled` when it is gone), or `failed` when the schedule is exhausted.
-   * Outcomes whose lease was lost are discarded. Answers the deliveries that reached a final status in this batch.
+   * Outcomes whose lease was lost are discarded.
    */
-  async complete(outcomes: readonly AttemptOutcome[]): Promise<Array<{ status: DeliveryStatus }>> {
-    if (outcomes.length === 0) return []
+  async complete(outcomes: readonly AttemptOutcome[]): Promise<CompletionReport> {
+    if (outcomes.length === 0) return nothingCompleted()
     const now = this.clock.now()
     const plans = await Promise.all(outcomes.map((outcome) => this.#plan(outcome, now)))
     const completed = plans.every((plan) => plan.status === 'succeeded') ? this.#sql.completeSuccesses(this.db, plans, now) : undefined
-    if (completed) return completed
+    if (completed) return { finished: await completed, failed: [], disabled: [] }
     return transaction(this.db, async (tx) => {
       const kept = new Set(await this.#apply(tx, plans))
       for (const statement of releaseLeases(leaseCounts(this.dialect, plans), now)) await statement.execute(tx.db)
       const applied = plans.filter((plan) => kept.has(plan.outcome.delivery.id))
-      if (applied.length === 0) return []
+      if (applied.length === 0) return nothingCompleted()
       await this.#holdOrCancelRetries(tx, applied, await this.#lockEndpoints(tx, applied), now)
       const outcomes = applied.map((plan) => plan.outcome)
       await insertAttempts(this.dialect, outcomes).execute(tx.db)
       await countOutcomes(this.dialect, outcomes).execute(tx.db)
-      await this.health.record(
+      const disabled = await this.health.record(
         tx,
         applied.map(({ outcome, status }) => ({ endpointId: outcome.delivery.endpointId, succeeded: status === 'succeeded', responseStatus: outcome.responseStatus })),
         now,
       )
-      const failures = applied.filter((plan) => plan.status === 'failed' && !isOperationalType(plan.outcome.delivery.eventType))
+      const failed = applied.filter((plan) => plan.status === 'failed').map((plan) => plan.outcome)
       await this.outbox.recordAll(
         tx,
-        failures.map(({ outcome: { delivery, responseStatus, error } }) => ({
+        failed.filter((outcome) => !isOperationalType(outcome.delivery.eventType)).map(({ delivery, responseStatus, error }) => ({
           accountId: delivery.accountId,
           type: 'webhook.delivery.failed',
           data: {
@@ -77,7 +89,7 @@ export class DeliveryCompletions {
         })),
         now,
       )
-      return applied.filter((plan) => plan.finishedAt !== null).map((plan) => ({ status: plan.status }))
+      return { finished: applied.filter((plan) => plan.finishedAt !== null).map((plan) => ({ status: plan.status })), failed, disabled }
     })
   }
 

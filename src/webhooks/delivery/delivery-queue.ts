@@ -4,13 +4,13 @@ import type { Clock } from '../../platform/clock.js'
 import type { Outbox } from '../../platform/events/outbox.js'
 import type { SettingsStore } from '../../platform/settings/settings.js'
 import type { SqlDialect } from '../../platform/storage/dialects/index.js'
-import type { DB, DeliveryStatus } from '../../platform/storage/schema.js'
+import type { DB } from '../../platform/storage/schema.js'
 import { transaction } from '../../platform/storage/transaction.js'
 import type { Endpoints } from '../endpoints/endpoints.js'
 import { countAttempts } from '../endpoints/endpoint-stats.js'
 import type { AttemptOutcome, ClaimedDelivery } from './attempt.js'
 import { allocateClaim } from './claim-allocation.js'
-import { DeliveryCompletions } from './completions.js'
+import { type CompletionReport, DeliveryCompletions } from './completions.js'
 import { EndpointHealth } from './endpoint-health.js'
 import { claimable, notForClaims, notLeased, perEndpoint } from './leases.js'
 import type { ClaimSql } from './sql/claim-sql.js'
@@ -163,8 +163,8 @@ export class DeliveryQueue {
     })
   }
 
-  /** Records a batch of attempts' outcomes (see DeliveryCompletions); answers the deliveries that reached a final status. */
-  complete(outcomes: readonly AttemptOutcome[]): Promise<Array<{ status: DeliveryStatus }>> {
+  /** Records a batch of attempts' outcomes (see DeliveryCompletions); answers what they finished, failed and disabled. */
+  complete(outcomes: readonly AttemptOutcome[]): Promise<CompletionReport> {
     return this.#completions.complete(outcomes)
   }
 

@@ -9,6 +9,7 @@ import type { StatusSweeps } from '../endpoints/status-sweeps.js'
 import type { WebhookMetrics } from '../metrics.js'
 import type { AttemptOutcome, ClaimedDelivery } from './attempt.js'
 import type { DeliveryQueue } from './delivery-queue.js'
+import { FAILURE_LOG_INTERVAL_MS, FailureLog } from './failure-log.js'
 import type { FanOut } from './fan-out.js'
 import { OutcomeWriter } from './outcome-writer.js'
 import type { RecoveryJobs } from './recovery-jobs.js'
@@ -71,8 +72,8 @@ export class DeliveryWorker {
   #capped = false
   /** Passes that failed in a row: each waits longer before the next try. */
   #passFailures = 0
-  /** While the database is unavailable every pass, write and endpoint lookup fails: a line now and then says so. */
-  readonly #unavailable = new ThrottledWarning('the webhook worker cannot reach the database; backing off')
+  /** While the database is unavailable every pass, write and endpoint lookup fails: a line a minute says so. */
+  readonly #unavailable: ThrottledWarning
 
   constructor(
     private readonly queue: DeliveryQueue,
@@ -88,7 +89,9 @@ export class DeliveryWorker {
     private readonly options: WorkerOptions,
   ) {
     wake.on((kind) => this.wake(kind, COALESCE_MS))
-    this.#outcomes = new OutcomeWriter(queue, metrics, log, this.#unavailable, FAILURE_BACKOFF, options.flushIntervalMs, {
+    const now = () => clock.now()
+    this.#unavailable = new ThrottledWarning('the webhook worker cannot reach the database; backing off', FAILURE_LOG_INTERVAL_MS, now)
+    this.#outcomes = new OutcomeWriter(queue, metrics, log, this.#unavailable, new FailureLog(log, now), FAILURE_BACKOFF, options.flushIntervalMs, {
       attemptsInFlight: () => this.#inFlight,
       stopped: () => this.#stopped,
       // What the last claim had to leave can go out now, without waiting for the write: a claim counts this

@@ -29,6 +29,13 @@ export function healthReport(results: readonly AttemptResult[]): HealthReport {
   return { succeeded, failing, gone }
 }
 
+/** An endpoint that a batch of attempts disabled. */
+export interface DisabledEndpoint {
+  accountId: string
+  endpointId: string
+  reason: EndpointDisabledReason
+}
+
 /**
  * Why a failing endpoint is to be disabled now, if it is: at once when it answered 410 Gone, or once it has failed
  * without a single success for the account's `webhook_disable_after` seconds.
@@ -56,19 +63,23 @@ export class EndpointHealth {
     return db.updateTable('webhook_endpoints').set({ failing_since: null }).where('id', 'in', this.dialect.forNoKeyUpdate(failing))
   }
 
-  /** Records what `results` say of their endpoints (see healthReport and disableReason). */
-  async record(tx: Tx, results: readonly AttemptResult[], now: number): Promise<void> {
+  /** Records what `results` say of their endpoints (see healthReport and disableReason); answers those it disabled. */
+  async record(tx: Tx, results: readonly AttemptResult[], now: number): Promise<DisabledEndpoint[]> {
     const { succeeded, failing, gone } = healthReport(results)
     if (succeeded.size > 0) await this.endFailureRuns(tx.db, [...succeeded]).execute()
-    if (failing.size === 0) return
+    if (failing.size === 0) return []
     await tx.db.updateTable('webhook_endpoints').set({ failing_since: now }).where('id', 'in', [...failing]).where('failing_since', 'is', null).execute()
     // In the order of their ids, in which a disable's FOR UPDATE is taken on each (see insertDeliveries).
     const rows: WebhookEndpointsTable[] = await tx.db.selectFrom('webhook_endpoints').selectAll().where('id', 'in', [...failing]).where('status', '=', 'active').orderBy('id').execute()
+    const disabled: DisabledEndpoint[] = []
     for (const row of rows) {
       // Read in the transaction: on SQLite it holds the only connection, which a cache miss would wait for.
       const settings = await this.settings.read(tx.db, row.account_id)
       const reason = disableReason(row.failing_since, gone.has(row.id), settings?.webhook_disable_after, now)
-      if (reason) await this.endpoints.disable(tx, row, reason, now)
+      if (!reason) continue
+      await this.endpoints.disable(tx, row, reason, now)
+      disabled.push({ accountId: row.account_id, endpointId: row.id, reason })
     }
+    return disabled
   }
 }

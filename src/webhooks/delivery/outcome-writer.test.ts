@@ -2,6 +2,7 @@ import pino from 'pino'
 import { describe, expect, it } from 'vitest'
 import { ThrottledWarning } from '../../platform/throttled-warning.js'
 import type { AttemptOutcome } from './attempt.js'
+import type { CompletionReport } from './completions.js'
 import { OutcomeWriter } from './outcome-writer.js'
 
 /**
@@ -18,14 +19,14 @@ describe('OutcomeWriter', () => {
       complete: (batch: readonly AttemptOutcome[]) => {
         open++
         mostOpen = Math.max(mostOpen, open)
-        return new Promise<Array<{ status: 'succeeded' }>>((resolve) => {
-          writes.push({ size: batch.length, finish: () => (open--, resolve(batch.map(() => ({ status: 'succeeded' })))) })
+        return new Promise<CompletionReport>((resolve) => {
+          writes.push({ size: batch.length, finish: () => (open--, resolve({ finished: batch.map(() => ({ status: 'succeeded' })), failed: [], disabled: [] })) })
         })
       },
     }
     const host = { attemptsInFlight: () => 0, stopped: () => false, writing: () => {}, written: () => {}, drained: () => {} }
     const log = pino({ level: 'silent' })
-    const writer = new OutcomeWriter(queue, { finished: () => {} }, log, new ThrottledWarning('unused'), { baseMs: 100, maxMs: 1500 }, 10, host)
+    const writer = new OutcomeWriter(queue, { finished: () => {} }, log, new ThrottledWarning('unused'), { record: () => {} }, { baseMs: 100, maxMs: 1500 }, 10, host)
 
     writer.ended(outcome(0))
     expect(writes.map((write) => write.size)).toEqual([1])

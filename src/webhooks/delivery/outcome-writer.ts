@@ -6,6 +6,7 @@ import type { ThrottledWarning } from '../../platform/throttled-warning.js'
 import type { WebhookMetrics } from '../metrics.js'
 import { type AttemptOutcome, isSuccess } from './attempt.js'
 import type { DeliveryQueue } from './delivery-queue.js'
+import type { FailureLog } from './failure-log.js'
 
 /** Outcomes written per batch at most; more wait for the next one. */
 const WRITE_BATCH = 1000
@@ -41,6 +42,7 @@ export class OutcomeWriter {
     private readonly metrics: Pick<WebhookMetrics, 'finished'>,
     private readonly log: FastifyBaseLogger,
     private readonly unavailable: ThrottledWarning,
+    private readonly failureLog: Pick<FailureLog, 'record'>,
     private readonly backoff: Backoff,
     private readonly intervalMs: number,
     private readonly host: OutcomeWriterHost,
@@ -95,9 +97,10 @@ export class OutcomeWriter {
     let retryInMs: number | undefined
     // An endpoint's deletion can deadlock with the write (see Endpoints.delete).
     this.#writing = retryingDeadlocks(() => this.queue.complete(batch))
-      .then((finished) => {
+      .then((report) => {
         this.#failures = 0
-        for (const { status } of finished) this.metrics.finished(status)
+        for (const { status } of report.finished) this.metrics.finished(status)
+        this.failureLog.record(report)
         this.host.written(retries)
       })
       .catch((error: unknown) => {
