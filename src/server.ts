@@ -139,7 +139,7 @@ export async function buildServer(herald: Herald): Promise<App> {
       scopeRoutes(base, herald.scopes)
       clientRoutes(base, herald.clientAdmin)
       const { webhooks } = herald
-      endpointRoutes(base, webhooks.endpoints, webhooks.endpointSecrets, webhooks.jobs)
+      endpointRoutes(base, webhooks.endpoints, webhooks.endpointSecrets, webhooks.jobs, webhooks.testDeliveries)
       endpointStatsRoutes(base, webhooks.stats)
       subscriptionRoutes(base, webhooks.subscriptions)
       eventRoutes(base, webhooks.events)

@@ -15,6 +15,7 @@ import { DEFAULT_WORKER_OPTIONS, DeliveryWorker } from './delivery/delivery-work
 import { FanOut } from './delivery/fan-out.js'
 import { RecoveryJobs } from './delivery/recovery-jobs.js'
 import { DEFAULT_SENDER_OPTIONS, type LogoutTokenSource, Sender } from './delivery/sender.js'
+import { TestDeliveries } from './delivery/test-deliveries.js'
 import { WakeSignal } from './delivery/wake.js'
 import { EndpointSecrets } from './endpoints/endpoint-secrets.js'
 import { EndpointStore } from './endpoints/endpoint-store.js'
@@ -37,6 +38,8 @@ export interface Webhooks {
   subscriptions: Subscriptions
   events: Events
   deliveries: Deliveries
+  /** One `webhook.test` delivery to one endpoint, on demand. */
+  testDeliveries: TestDeliveries
   jobs: RecoveryJobs
   sweeps: StatusSweeps
   /** Not started here: `herald serve` and `herald worker` start it, the operator CLI commands don't. */
@@ -86,6 +89,7 @@ export function openWebhooks({ config, database, box, clock, log, notifications,
     subscriptions: new Subscriptions(db, store, clock),
     events: new Events(db, fanOut, clock, dialect),
     deliveries: new Deliveries(db, dialect, clock, wake),
+    testDeliveries: new TestDeliveries(db, dialect, store, wake, clock),
     jobs,
     sweeps,
     worker,

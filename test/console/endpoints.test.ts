@@ -131,7 +131,7 @@ forEachConsole('the console charts and manages an endpoint in Chromium', (dialec
     await signIn(page, account, account.clientId, account.clientSecret)
     await page.locator('[data-client-managed]').getByText(client.body.client_id).waitFor()
     await page.getByRole('button', { name: 'Disable' }).waitFor()
-    for (const name of ['Edit', 'Reveal secret', 'Rotate secret', 'Delete endpoint…']) expect(await page.getByRole('button', { name }).count(), name).toBe(0)
+    for (const name of ['Edit', 'Send test event', 'Reveal secret', 'Rotate secret', 'Delete endpoint…']) expect(await page.getByRole('button', { name }).count(), name).toBe(0)
     await lookAt(page, dialect, 'endpoint-client')
 
     // The note links to the client, whose page edits it.

@@ -36,13 +36,10 @@ forEachConsole('the console shows deliveries and acts on endpoints in Chromium',
   const statusOf = (page: Page) => page.locator('.facts .status').first().textContent()
   const attempts = (page: Page) => page.locator('.timeline .attempt').allInnerTexts()
 
-  /** Sends a test event from the endpoint's page and opens the delivery it made for this endpoint. */
+  /** Sends the endpoint a test event from its page and opens the one delivery the answer links to. */
   async function sendTestEvent(): Promise<void> {
     await page.getByRole('button', { name: 'Send test event' }).click()
-    await page.getByRole('link', { name: 'See its delivery' }).click()
-    const row = page.locator('tr[data-delivery] a[href*="/deliveries/"]')
-    await refreshUntil(page, async () => (await row.count()) === 1, 'the delivery of the test event')
-    await row.click()
+    await page.getByRole('status').getByRole('link', { name: /^delivery dlv_/ }).click()
     await page.getByRole('heading', { name: 'Attempts' }).waitFor()
   }
 
@@ -63,17 +60,18 @@ forEachConsole('the console shows deliveries and acts on endpoints in Chromium',
     await page.getByRole('heading', { name: /^Endpoint ep_/ }).waitFor()
     await page.locator('.facts').getByText('invoice.*').waitFor()
     await page.getByText('50 per second, 5 in flight at once').waitFor()
-    expect(await page.getByLabel('Event type').inputValue()).toBe('invoice.test')
     await lookAt(page, dialect, 'endpoint')
   })
 
-  it('sends a test event and shows its delivery succeed, with its attempt', async () => {
+  it('sends a webhook.test event to this endpoint, which subscribes to invoice.* only, and shows its delivery succeed, with its attempt', async () => {
+    const endpointId = new URL(page.url()).pathname.split('/').pop()!
     await sendTestEvent()
     await refreshUntil(page, async () => (await statusOf(page)) === 'succeeded', 'the delivery succeed')
     const [first] = await attempts(page)
     expect(first).toMatch(/Attempt 1\s+HTTP 204/)
-    expect(await page.locator('.payload').textContent()).toContain('"sent_from": "Herald console"')
+    expect(await page.locator('.payload').textContent()).toContain(`"endpoint_id": "${endpointId}"`)
     expect(receiver.requests).toHaveLength(1)
+    expect((JSON.parse(receiver.requests[0]!.body) as { type: string }).type).toBe('webhook.test')
   })
 
   it('shows the retries of a failing receiver with their codes, then the delivery failed, and retries it by hand', async () => {

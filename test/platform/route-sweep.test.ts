@@ -95,6 +95,7 @@ const SAMPLES: Record<string, Sample> = {
   'GET /accounts/{accountId}/webhooks/endpoints/{endpointId}/secret': { auth: 'management' },
   'POST /accounts/{accountId}/webhooks/endpoints/{endpointId}/secret/rotate': { auth: 'management', json: () => ({ overlap_seconds: 60 }) },
   'POST /accounts/{accountId}/webhooks/endpoints/{endpointId}/recover': { auth: 'management', json: () => ({ since: '2020-01-01T00:00:00Z' }) },
+  'POST /accounts/{accountId}/webhooks/endpoints/{endpointId}/test': { auth: 'management' },
   'GET /accounts/{accountId}/webhooks/jobs/{jobId}': { auth: 'management' },
   'POST /accounts/{accountId}/webhooks/subscriptions': { auth: 'management', json: (ids) => ({ endpoint_id: ids.endpointId, event_types: ['swept.*'] }), bodyIds: true },
   'GET /accounts/{accountId}/webhooks/subscriptions': { auth: 'management' },

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks'
 import { type Page, api, query } from '../api.js'
 import { Link } from '../router.js'
 import { SCOPES, can } from '../session.js'
-import type { Endpoint, HeraldEvent, Subscription } from '../types.js'
+import type { Delivery, Endpoint, Subscription } from '../types.js'
 import { DeleteEndpoint, EditEndpoint, Recover, Secret } from './endpoint-actions.js'
 import { EndpointActivity } from './endpoint-stats.js'
 import { Copy, Empty, ErrorNote, Status, Time, isNotFound, useLoad } from '../ui.js'
@@ -100,8 +100,7 @@ export function EndpointPage(props: { id: string }) {
           <EndpointActivity endpointId={data.id} />
         </>
       )}
-      {/* Once its subscriptions are known: the test event's type is one of them. */}
-      {data && subscriptions.data && can(SCOPES.publish) && <TestEvent endpointId={data.id} types={types} />}
+      {data && writable && !data.client_id && <TestDelivery endpointId={data.id} />}
       {data && writable && !data.client_id && <Secret endpointId={data.id} />}
       {data && writable && <Recover endpointId={data.id} />}
       {data && writable && !data.client_id && <DeleteEndpoint endpoint={data} />}
@@ -133,43 +132,43 @@ function Toggle(props: { endpoint: Endpoint; onChanged(): void }) {
 }
 
 /**
- * The type a test event gets so that this endpoint's subscription matches it: its first exact type, `x.test` for a
- * pattern `x.*`, `console.test` for `*` or nothing.
+ * Sends this endpoint alone a `webhook.test` event (POST /webhooks/endpoints/{id}/test), through the ordinary queue:
+ * no subscriber of any type gets it, and the endpoint gets it whatever it subscribes to.
  */
-export function testEventType(types: string[]): string {
-  const exact = types.find((type) => !type.endsWith('*'))
-  if (exact) return exact
-  const prefix = types.find((type) => type.endsWith('.*'))
-  return prefix ? `${prefix.slice(0, -2)}.test` : 'console.test'
-}
-
-/** Herald has no route for a test event: the console publishes one of a type this endpoint is subscribed to. */
-function TestEvent(props: { endpointId: string; types: string[] }) {
-  const [sent, setSent] = useState<HeraldEvent | undefined>()
+function TestDelivery(props: { endpointId: string }) {
+  const [sent, setSent] = useState<Delivery | undefined>()
   const [error, setError] = useState<unknown>()
-  const [type, setType] = useState(() => testEventType(props.types))
+  const [busy, setBusy] = useState(false)
   const submit = async (event: Event) => {
     event.preventDefault()
     setError(undefined)
     setSent(undefined)
+    setBusy(true)
     try {
-      setSent(await api<HeraldEvent>('POST', '/webhooks/events', { type: type.trim(), data: { test: true, sent_from: 'Herald console', endpoint_id: props.endpointId } }))
-    } catch (publishError) {
-      setError(publishError)
+      setSent(await api<Delivery>('POST', `/webhooks/endpoints/${encodeURIComponent(props.endpointId)}/test`))
+    } catch (sendError) {
+      setError(sendError)
+    } finally {
+      setBusy(false)
     }
   }
   return (
     <form class="card" onSubmit={submit} aria-label="Send a test event">
       <h2>Send a test event</h2>
-      <p class="muted small">Publishes an event of this type: every endpoint subscribed to it gets a delivery, this one included.</p>
-      <label for="test-type">Event type</label>
-      <input id="test-type" name="type" required value={type} onInput={(event) => setType(event.currentTarget.value)} spellcheck={false} />
+      <p class="muted small">
+        Sends this endpoint, and no other, a <code>webhook.test</code> event: signed, attempted and recorded like any delivery.
+      </p>
       <div class="actions">
-        <button type="submit">Send test event</button>
+        <button type="submit" disabled={busy}>
+          Send test event
+        </button>
       </div>
       {sent && (
         <p class="ok" role="status">
-          Event <span class="mono">{sent.id}</span> published. <Link to={`/${query({ event_id: sent.id, endpoint_id: props.endpointId })}`}>See its delivery</Link>
+          {sent.status === 'held' ? 'Held until the endpoint is enabled: ' : 'Queued: '}
+          <Link to={`/deliveries/${sent.id}`}>
+            delivery <span class="mono">{sent.id}</span>
+          </Link>
         </p>
       )}
       {error !== undefined && <ErrorNote error={error} />}

@@ -138,7 +138,7 @@ export class Deliveries {
   }
 }
 
-function toView(row: WebhookDeliveriesTable): DeliveryView {
+export function toView(row: WebhookDeliveriesTable): DeliveryView {
   return {
     id: row.id,
     event_id: row.event_id,

@@ -19,7 +19,7 @@ const DeliveryFields = {
   next_attempt_at: Type.Union([Timestamp, Type.Null()], { description: 'When a pending delivery is next attempted (while in flight: when its lease ends)' }),
   created_at: Timestamp,
 }
-const DeliverySchema = named('Delivery', Type.Object(DeliveryFields))
+export const DeliverySchema = named('Delivery', Type.Object(DeliveryFields))
 const AttemptSchema = named(
   'Attempt',
   Type.Object({

@@ -3,6 +3,8 @@ import { rfc3339ToEpochMs } from '../../platform/clock.js'
 import { PageOf, PageQuery, named, problemResponses, ref } from '../../platform/http/schemas.js'
 import type { App } from '../../platform/http/types.js'
 import type { RecoveryJobs } from '../delivery/recovery-jobs.js'
+import { DeliverySchema } from '../delivery/routes.js'
+import type { TestDeliveries } from '../delivery/test-deliveries.js'
 import type { EndpointSecrets } from './endpoint-secrets.js'
 import type { Endpoints } from './endpoints.js'
 
@@ -66,7 +68,7 @@ export const endpointSchemas = [EndpointSchema, JobSchema]
 const Params = Type.Object({ accountId: Type.String(), endpointId: Type.String({ maxLength: 64 }) })
 const tags = ['webhook endpoints']
 
-export function endpointRoutes(app: App, endpoints: Endpoints, secrets: EndpointSecrets, jobs: RecoveryJobs): void {
+export function endpointRoutes(app: App, endpoints: Endpoints, secrets: EndpointSecrets, jobs: RecoveryJobs, tests: TestDeliveries): void {
   app.post(
     '/webhooks/endpoints',
     { config: { scope: 'herald:webhooks:write' }, bodyLimit: 32 * 1024, schema: { summary: 'Adds an endpoint', tags, body: CreateBody, response: { 201: ref(EndpointSchema, 'The endpoint'), ...problemResponses } } },
@@ -139,6 +141,20 @@ export function endpointRoutes(app: App, endpoints: Endpoints, secrets: Endpoint
       },
     },
     async (request, reply) => reply.status(202).send(await jobs.create(request.account.id, request.params.endpointId, rfc3339ToEpochMs(request.body.since))),
+  )
+
+  app.post(
+    '/webhooks/endpoints/:endpointId/test',
+    {
+      config: { scope: 'herald:webhooks:write' },
+      schema: {
+        summary: 'Sends the endpoint, and it alone, a webhook.test event as an ordinary delivery, whatever it subscribes to; held while the endpoint is disabled',
+        tags,
+        params: Params,
+        response: { 202: ref(DeliverySchema, 'The delivery, queued (or held: the endpoint is disabled)'), ...problemResponses },
+      },
+    },
+    async (request, reply) => reply.status(202).send(await tests.send(request.account.id, request.params.endpointId)),
   )
 
   app.get(

@@ -35,7 +35,7 @@ describe('the event type catalog', () => {
         const file = path.join(dir, entry.name)
         if (entry.isDirectory()) walk(file)
         else if (file.endsWith('.ts') && !file.endsWith('.test.ts') && entry.name !== 'event-types.ts') {
-          for (const match of readFileSync(file, 'utf8').matchAll(/'((?:oauth|webhook)\.[a-z_]+\.[a-z_]+)'/g)) emitted.add(match[1]!)
+          for (const match of readFileSync(file, 'utf8').matchAll(/'((?:oauth|webhook)(?:\.[a-z_]+)+)'/g)) emitted.add(match[1]!)
         }
       }
     }

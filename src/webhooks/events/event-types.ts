@@ -69,6 +69,11 @@ const endpoint = {
   updated_at: at,
 }
 
+/** What a test delivery (POST /webhooks/endpoints/{id}/test) carries: which endpoint was tested, and when. */
+export function testEventData(endpointId: string, sentAt: string): { endpoint_id: string; message: string; sent_at: string } {
+  return { endpoint_id: endpointId, message: 'A test delivery from Herald: nothing happened, this checks the endpoint', sent_at: sentAt }
+}
+
 /** Every type Herald emits itself, as `GET /webhooks/event-types` lists them. */
 export const BUILT_IN_EVENT_TYPES: readonly EventTypeDescription[] = [
   { name: 'oauth.client.created', description: 'A client was registered', example: client },
@@ -103,6 +108,11 @@ export const BUILT_IN_EVENT_TYPES: readonly EventTypeDescription[] = [
     example: { ...endpoint, status: 'disabled', disabled_reason: 'failing', disabled_at: at },
   },
   { name: 'webhook.endpoint.enabled', description: 'A disabled endpoint was enabled again; its held deliveries flow', example: endpoint },
+  {
+    name: 'webhook.test',
+    description: 'A test delivery, sent to one endpoint by POST /webhooks/endpoints/{id}/test; no subscription ever receives it',
+    example: testEventData(endpoint.id, at),
+  },
   {
     name: 'webhook.delivery.failed',
     description: 'A delivery exhausted its retry schedule and is failed; it can be retried by hand',
