@@ -59,7 +59,9 @@ describe('redactedUrl', () => {
     ['/accounts/acct_1/oauth/introspect?token', '/accounts/acct_1/oauth/introspect?token=[redacted]'],
     ['/accounts/acct_1/oauth/revoke?eyJ%2Bsecret%3D=x&&', '/accounts/acct_1/oauth/revoke?[redacted]&[redacted]&[redacted]'],
     ['/accounts/acct_1/oauth/nowhere?refresh_token=r', '/accounts/acct_1/oauth/nowhere?refresh_token=[redacted]'],
-  ])('redacts the query of an OAuth path: %s', (url, redacted) => {
+    ['/accounts/acct_1/%6Fauth/tokens?client_secret=s', '/accounts/acct_1/%6Fauth/tokens?client_secret=[redacted]'],
+    ['/accounts/acct_1/%zz/tokens?client_secret=s', '/accounts/acct_1/%zz/tokens?client_secret=[redacted]'],
+  ])('redacts the query of an OAuth path, or of one that won\'t decode: %s', (url, redacted) => {
     expect(redactedUrl(url)).toBe(redacted)
   })
 

@@ -88,7 +88,7 @@ interface Step {
 }
 
 /**
- * Issue 35: authorize and PAR, fuzzed together with a seeded generator over redirect URIs, clients, prompts, PKCE and
+ * Authorize and PAR, fuzzed together with a seeded generator over redirect URIs, clients, prompts, PKCE and
  * the account's and clients' settings. Every answer is a 4xx, an OAuth error at a redirect_uri the client may use,
  * or the login app; rows appear only for a request that reached the login app (or a 201 from PAR), and a session
  * only for a login that went on to consent or a code. HERALD_TEST_SEED=<seed> replays a run.
@@ -146,7 +146,7 @@ forEachDialect((dialect) => {
       failures.push(`#${planned.index} ${what}: ${answer.status} ${answer.location ?? answer.text.slice(0, 200)}\n  ${request}\n  account ${JSON.stringify(target.settings)}, client ${planned.client?.label ?? planned.clientId}`)
     const step: Step = { planned, tally: { flows: 0, sessions: 0, events: 0 }, fail, coverage }
     coverage.requests += 2
-    // A first-party client that asks for consent where the account has no consent app (a 500 once, after the commit).
+    // A first-party client asking for consent where the account has no consent app: refused before anything is written.
     const prompts = planned.params.find(([name]) => name === 'prompt')?.[1]?.split(' ') ?? []
     if (planned.client?.skipConsent && prompts.includes('consent') && target.settings.consent_url === undefined && planned.trustedAtPar !== undefined) {
       coverage.skipConsentWithPromptConsentNoConsentUrl++

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest'
 import { type CreatedAccount, forEachDialect, useHerald } from '../support/herald.js'
 import { call, createAccount, managementToken } from '../support/http.js'
 import { Receiver, eventually } from '../support/receiver.js'
-import { Browser, LoginApp, REDIRECT_URI, authorizationUrl, challengeIn, prepareSignIn, signIn } from '../support/sign-in.js'
+import { Browser, LoginApp, REDIRECT_URI, authorizationUrl, challengeIn, discoverClient, prepareSignIn, signInThroughClient } from '../support/sign-in.js'
 import { type Delivery, LOCAL_DELIVERY, type WebhookApi, useReceiver, webhookApi } from '../webhooks/support.js'
 
 const BACKCHANNEL_EVENT = 'http://schemas.openid.net/event/backchannel-logout'
@@ -23,11 +23,8 @@ forEachDialect((dialect) => {
   /** A relying party with a back-channel logout URI, signed in as `subject` in `browser`; answers its ID token. */
   async function signedIn(account: CreatedAccount, browser: Browser, backchannelUri: string | null, subject = 'user-1') {
     const rp = await prepareSignIn(account, { backchannel_logout_uri: backchannelUri, backchannel_logout_session_required: true })
-    const config = await oidc.discovery(new URL(account.issuer), rp.clientId, undefined, oidc.ClientSecretBasic(rp.clientSecret), { execute: [oidc.allowInsecureRequests] })
-    const verifier = oidc.randomPKCECodeVerifier()
-    const url = oidc.buildAuthorizationUrl(config, { redirect_uri: REDIRECT_URI, scope: 'openid', code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' })
-    const callback = await signIn(browser, await LoginApp.of(account), url.href, subject)
-    const tokens = await oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier })
+    const config = await discoverClient({ account, rp })
+    const tokens = await (await signInThroughClient(config, await LoginApp.of(account), subject, { browser })).redeem()
     return { clientId: rp.clientId, config, idToken: tokens.id_token!, sid: tokens.claims()!.sid as string }
   }
 

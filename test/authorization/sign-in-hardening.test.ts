@@ -5,7 +5,7 @@ import { call, managementToken } from '../support/http.js'
 import { whileFlowLocked } from '../support/row-locks.js'
 import { Browser, REDIRECT_URI, type SignInSetup, authorizationUrl, challengeIn, prepareSignIn, redeemCode, setupSignIn, signIn } from '../support/sign-in.js'
 
-/** Issue 35: sign-ins under way don't outlive what they stand on, re-sent answers are answered, bad set-ups write nothing. */
+/** Sign-ins under way don't outlive what they stand on, re-sent answers are answered, bad set-ups write nothing. */
 forEachDialect((dialect) => {
   const h = useHerald(dialect)
 

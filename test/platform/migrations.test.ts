@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url'
-import { type Kysely, Migrator, sql } from 'kysely'
+import { type Kysely, type Migration, Migrator, sql } from 'kysely'
 import { describe, expect, inject, it } from 'vitest'
 import { DEFAULT_SETTINGS } from '../../src/platform/settings/settings.js'
 import { migrateToLatest } from '../../src/platform/storage/migrate.js'
@@ -35,10 +35,13 @@ async function withDatabase<T>(dialect: DialectName, use: (database: Database, t
   }
 }
 
-/** The migrator of development builds before the baseline, with their migrations as they were. */
-function preBaselineMigrator(db: Kysely<DB>): Migrator {
-  return new Migrator({ db, provider: { getMigrations: async () => preBaselineMigrations }, migrationTableName: MIGRATION_TABLE, migrationLockTableName: 'herald_migrations_lock' })
+/** A migrator of `migrations` that records them where Herald's does, to migrate part of the way. */
+function migratorOf(db: Kysely<DB>, migrations: Record<string, Migration>): Migrator {
+  return new Migrator({ db, provider: { getMigrations: async () => migrations }, migrationTableName: MIGRATION_TABLE, migrationLockTableName: 'herald_migrations_lock' })
 }
+
+/** The migrator of development builds before the baseline, with their migrations as they were. */
+const preBaselineMigrator = (db: Kysely<DB>) => migratorOf(db, preBaselineMigrations)
 
 async function recordedMigrations(db: Kysely<DB>): Promise<string[]> {
   const { rows } = await sql<{ name: string }>`select name from ${sql.table(MIGRATION_TABLE)} order by name`.execute(db)
@@ -174,13 +177,7 @@ forEachDialect((dialect) => {
     /** Runs `use` on a new database migrated as far as `BEFORE_TENANT_KEYS`, with two accounts' rows. */
     async function withRowsFromBefore(use: (database: Database) => Promise<void>): Promise<void> {
       await withDatabase(dialect, async (database) => {
-        const migrator = new Migrator({
-          db: database.db,
-          provider: { getMigrations: async () => migrationsFor(dialect) },
-          migrationTableName: MIGRATION_TABLE,
-          migrationLockTableName: 'herald_migrations_lock',
-        })
-        expect((await migrator.migrateTo(BEFORE_TENANT_KEYS)).error).toBeUndefined()
+        expect((await migratorOf(database.db, migrationsFor(dialect)).migrateTo(BEFORE_TENANT_KEYS)).error).toBeUndefined()
         for (const account of ['acct_a', 'acct_b']) {
           await insertAccountParents(database.db, account)
           await insertReferencingRows(database.db, account)

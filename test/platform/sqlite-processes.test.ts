@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { TestClock } from '../support/clock.js'
 import { createTestDatabase, type TestDatabase } from '../support/dialects.js'
 import { type CreatedAccount, freePort, OPERATOR_TOKEN } from '../support/herald.js'
-import { exited, type HeraldProcess, ready, running, spawnHerald, stop } from '../support/herald-process.js'
+import { databaseUrl, exited, type HeraldProcess, ready, running, spawnHerald, stop } from '../support/herald-process.js'
 import { type ApiResponse, basicAuth, call, createAccount, managementToken } from '../support/http.js'
 import { eventually, Receiver } from '../support/receiver.js'
 import { Browser, LoginApp, authorizationUrl, prepareSignIn, redeemCode, signIn, type SignInClient } from '../support/sign-in.js'
@@ -92,7 +92,7 @@ describe.runIf(sqlite)('several herald processes on one SQLite file', () => {
   it('migrates a new file once when several processes start on it at once', async () => {
     const fresh = await createTestDatabase('sqlite')
     try {
-      const env = { DATABASE_URL: `sqlite:${fresh.config.dialect === 'sqlite' ? fresh.config.filename : ''}`, HERALD_SECRET_KEY: randomBytes(32).toString('base64') }
+      const env = { DATABASE_URL: databaseUrl(fresh.config), HERALD_SECRET_KEY: randomBytes(32).toString('base64') }
       const runs = Array.from({ length: 4 }, () => spawnHerald('migrate', env))
       const codes = await Promise.all(runs.map(exited))
       expect(codes, runs.flatMap((run) => run.lines).join('\n')).toEqual([0, 0, 0, 0])
@@ -107,7 +107,7 @@ describe.runIf(sqlite)('several herald processes on one SQLite file', () => {
   it('two serves and a worker take mixed writes for 30 s without a single 5xx', async () => {
     const [first, second] = [`http://127.0.0.1:${await freePort()}`, `http://127.0.0.1:${await freePort()}`]
     const env = {
-      DATABASE_URL: `sqlite:${database.config.dialect === 'sqlite' ? database.config.filename : ''}`,
+      DATABASE_URL: databaseUrl(database.config),
       HERALD_SECRET_KEY: randomBytes(32).toString('base64'),
       HERALD_OPERATOR_TOKEN: OPERATOR_TOKEN,
       ...LOCAL_DELIVERY.env,

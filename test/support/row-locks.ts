@@ -1,5 +1,6 @@
 import pg from 'pg'
 import type { TestHerald } from './herald.js'
+import { eventually } from './receiver.js'
 
 /** Resolves once `count` requests wait behind the held row (or connection). */
 export type Waiters = (count: number) => Promise<void>
@@ -39,7 +40,9 @@ async function whileConnectionHeld<T>(h: TestHerald, start: (waiters: Waiters) =
   await held
   const logged = h.logs.length
   try {
-    return await start((count) => until(() => h.logs.slice(logged).filter((line) => line.includes('"msg":"incoming request"')).length >= count, `${count} requests never arrived`))
+    return await start(async (count) => {
+      await eventually(() => h.logs.slice(logged).filter((line) => line.includes('"msg":"incoming request"')).length >= count, 10_000, `${count} requests to arrive`)
+    })
   } finally {
     release()
     await holding
@@ -48,19 +51,10 @@ async function whileConnectionHeld<T>(h: TestHerald, start: (waiters: Waiters) =
 
 /** Resolves once `count` other sessions of the database wait for a lock; fails if they don't within 10 s. */
 async function lockWaiters(observer: pg.Client, count: number): Promise<void> {
-  await until(async () => {
+  await eventually(async () => {
     // pg_stat_activity is read once per transaction, and the observer's is the holder's: take a fresh snapshot.
     await observer.query('select pg_stat_clear_snapshot()')
     const { rows } = await observer.query<{ n: number }>("select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'")
     return rows[0]!.n >= count
-  }, `${count} sessions never waited for a lock at once`)
-}
-
-/** Polls `condition` until it holds; fails after 10 s. */
-async function until(condition: () => boolean | Promise<boolean>, failure: string): Promise<void> {
-  const deadline = Date.now() + 10_000
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(failure)
-    await new Promise((resolve) => setTimeout(resolve, 5))
-  }
+  }, 10_000, `${count} sessions to wait for a lock at once`)
 }

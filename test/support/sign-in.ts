@@ -159,15 +159,19 @@ export interface ClientSignIn {
 }
 
 /**
- * Signs `subject` in, in a browser of its own, to the relying party `config` describes, as openid-client asks for it
- * (PKCE, a nonce and a state): login and consent accepted, with `consent`'s extras.
+ * Signs `subject` in, in `browser` (by default one of its own), to the relying party `config` describes, as
+ * openid-client asks for it (PKCE, a nonce and a state): login and consent accepted, with `consent`'s extras.
  */
-export async function signInThroughClient(config: oidc.Configuration, app: LoginApp, subject: string, { scope = 'openid', consent = {} }: { scope?: string; consent?: Record<string, unknown> } = {}): Promise<ClientSignIn> {
+export async function signInThroughClient(
+  config: oidc.Configuration,
+  app: LoginApp,
+  subject: string,
+  { scope = 'openid', consent = {}, browser = new Browser() }: { scope?: string; consent?: Record<string, unknown>; browser?: Browser } = {},
+): Promise<ClientSignIn> {
   const verifier = oidc.randomPKCECodeVerifier()
   const nonce = oidc.randomNonce()
   const state = oidc.randomState()
   const url = oidc.buildAuthorizationUrl(config, { redirect_uri: REDIRECT_URI, scope, code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256', nonce, state })
-  const browser = new Browser()
   const callback = await signIn(browser, app, url.href, subject, consent)
   return { browser, url, callback, redeem: () => oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedNonce: nonce, expectedState: state }) }
 }

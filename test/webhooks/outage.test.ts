@@ -6,7 +6,7 @@ import { type HeraldProcess, running, spawnHerald as spawnProcess, stop } from '
 import { basicAuth, call, createAccount, managementToken } from '../support/http.js'
 import { PrivateCluster } from '../support/private-postgres.js'
 import { eventually, Receiver } from '../support/receiver.js'
-import { subscribedEndpoint, webhookApi } from './support.js'
+import { LOCAL_DELIVERY, subscribedEndpoint, webhookApi } from './support.js'
 
 /** The issue's outage: the database stopped for 10 s. */
 const OUTAGE_MS = 10_000
@@ -18,7 +18,7 @@ const BUSY = { lanes: 8, pauseMs: 0 }
 const ATTEMPT_TIMEOUT_MS = 10_000
 
 function spawnHerald(command: 'serve' | 'worker', env: Record<string, string>): HeraldProcess {
-  return spawnProcess(command, { HERALD_WEBHOOK_ALLOW_HTTP: 'true', HERALD_WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8', HERALD_WEBHOOK_TIMEOUT_MS: String(ATTEMPT_TIMEOUT_MS), LOG_LEVEL: 'warn', ...env })
+  return spawnProcess(command, { ...LOCAL_DELIVERY.env, HERALD_WEBHOOK_TIMEOUT_MS: String(ATTEMPT_TIMEOUT_MS), LOG_LEVEL: 'warn', ...env })
 }
 
 async function status(url: string): Promise<number> {

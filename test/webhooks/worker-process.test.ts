@@ -1,6 +1,6 @@
 import { afterEach, expect, it } from 'vitest'
 import { forEachDialect, useHerald } from '../support/herald.js'
-import { exited, type HeraldProcess, running, spawnHerald, stop } from '../support/herald-process.js'
+import { databaseUrl, exited, type HeraldProcess, running, spawnHerald, stop } from '../support/herald-process.js'
 import { createAccount } from '../support/http.js'
 import { eventually } from '../support/receiver.js'
 import { LOCAL_DELIVERY, subscribedEndpoint, useReceiver, webhookApi } from './support.js'
@@ -16,9 +16,7 @@ forEachDialect((dialect) => {
   })
 
   it('runs without HERALD_WORKER_PORT until it is stopped, delivering meanwhile', async () => {
-    const { config } = h.current.herald
-    const database = config.database.dialect === 'postgres' ? config.database.connectionString : `sqlite:${config.database.filename}`
-    worker = spawnHerald('worker', { DATABASE_URL: database, HERALD_SECRET_KEY: h.current.secretKey, ...LOCAL_DELIVERY.env, LOG_LEVEL: 'info' })
+    worker = spawnHerald('worker', { DATABASE_URL: databaseUrl(h.current.herald.config.database), HERALD_SECRET_KEY: h.current.secretKey, ...LOCAL_DELIVERY.env, LOG_LEVEL: 'info' })
     await eventually(() => worker!.lines.some((line) => line.includes('Herald is delivering webhooks')), 20_000, 'the worker to start')
 
     const account = await createAccount(h.current)

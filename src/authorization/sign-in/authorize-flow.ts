@@ -12,7 +12,7 @@ import { type AuthorizationRequest, AuthorizationError, type ResponseTarget, Unt
 import { type BrowserSession, type BrowserSessions, newSessionId } from './browser-sessions.js'
 import { type Consents, covers } from './consents.js'
 import { type CookieToSet, SESSION_COOKIE, expired, flowCookie } from './cookies.js'
-import { type AcceptedLogin, type Flow, type FlowChanges, type FlowStore, secretDigest } from './flow-store.js'
+import { type AcceptedLogin, type Flow, type FlowChanges, type FlowStore, isClosed, secretDigest } from './flow-store.js'
 import { type Navigation, toClient, withQuery } from './navigation.js'
 
 /** What every step of a browser's way through authorize knows of its request. */
@@ -212,7 +212,7 @@ export class AuthorizeFlow {
    */
   async #answered(context: BrowserContext, verifier: string, stage: 'login_answered' | 'consent_answered'): Promise<Flow> {
     const flow = await this.flows.byHandle(context.account.id, verifier)
-    const closed = flow?.stage === 'done' && flow.revokedAt !== null
+    const closed = flow !== undefined && isClosed(flow)
     if (!flow || (flow.stage !== stage && !closed) || flow.expiresAt <= context.now) throw usedVerifier()
     const browser = context.cookies[flowCookie(flow.id)]
     if (browser === undefined || flow.browser === null || !constantTimeEqual(secretDigest(browser), flow.browser)) {

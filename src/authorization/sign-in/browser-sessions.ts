@@ -48,9 +48,10 @@ export class BrowserSessions {
     if (which.sessionId !== undefined) query = query.where('id', '=', which.sessionId)
     if (which.subject !== undefined) query = query.where('subject', '=', which.subject)
     const ended = await query.returning(['id', 'subject']).execute()
-    await this.flows.close(tx.db, accountId, { sessionIds: ended.map((row) => row.id) }, now)
-    // All of the subject's sessions end: so do its sign-ins under way, whether on a session yet or not.
-    if (which.sessionId === undefined && which.subject !== undefined) await this.flows.close(tx.db, accountId, { subject: which.subject }, now)
+    // All of the subject's sessions end: so do all its sign-ins under way, on one of them or on none yet (a flow on a
+    // session is always of the session's subject).
+    const closing = which.sessionId === undefined && which.subject !== undefined ? { subject: which.subject } : { sessionIds: ended.map((row) => row.id) }
+    await this.flows.close(tx.db, accountId, closing, now)
     const events = ended.map((row) => ({ accountId, type: 'oauth.session.ended', data: { session_id: row.id, subject: row.subject, reason } }))
     const eventIds = await this.outbox.recordAll(tx, events, now)
     await this.logoutEndpoints.notify(tx, accountId, ended.map((row, index) => ({ sessionId: row.id, eventId: eventIds[index]! })))

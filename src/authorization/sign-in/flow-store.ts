@@ -151,6 +151,11 @@ export class FlowStore {
   }
 }
 
+/** Whether `close` ended the flow (its session ended, its consent was revoked, its account was disabled). */
+export function isClosed(flow: Flow): boolean {
+  return flow.stage === CLOSED && flow.revokedAt !== null
+}
+
 function parsed<T>(text: string | null): T | null {
   return text === null ? null : (JSON.parse(text) as T)
 }

@@ -6,7 +6,7 @@ import { transaction } from '../../platform/storage/transaction.js'
 import { isUserGrant } from '../grants/grant.js'
 import type { GrantRevocation } from '../grants/grant-revocation.js'
 import type { RefreshTokens } from '../grants/refresh-tokens.js'
-import type { FlowStore } from '../sign-in/flow-store.js'
+import { type FlowStore, isClosed } from '../sign-in/flow-store.js'
 import type { GrantContext, TokenResponse } from './grants.js'
 import { refreshLifetimes, refreshTokenAllowed } from './refresh-policy.js'
 import { stillAllowed } from './scope-policy.js'
@@ -38,8 +38,9 @@ export class AuthorizationCodeGrant {
     const { account, client, body, nowMs, settings } = context
     if (typeof body.code !== 'string' || body.code === '') throw new OAuthError('invalid_request', 'code is required')
     const flow = await this.flows.byHandle(account.id, body.code)
-    if (flow?.stage === 'done' && flow.revokedAt !== null && flow.clientId === client.id) throw new OAuthError('invalid_grant', CLOSED_CODE)
-    if (!flow || (flow.stage !== 'code' && flow.stage !== 'redeemed') || flow.clientId !== client.id) throw new OAuthError('invalid_grant', UNKNOWN_CODE)
+    if (!flow || flow.clientId !== client.id) throw new OAuthError('invalid_grant', UNKNOWN_CODE)
+    if (isClosed(flow)) throw new OAuthError('invalid_grant', CLOSED_CODE)
+    if (flow.stage !== 'code' && flow.stage !== 'redeemed') throw new OAuthError('invalid_grant', UNKNOWN_CODE)
     if (flow.stage === 'redeemed') return this.#replayed(account.id, flow.id, nowMs)
     if (flow.expiresAt <= nowMs) throw new OAuthError('invalid_grant', 'The code has expired')
     if (body.redirect_uri !== flow.request.redirect_uri) throw new OAuthError('invalid_grant', 'redirect_uri is not the one the code was issued for')
@@ -74,8 +75,7 @@ export class AuthorizationCodeGrant {
   async #movedMeanwhile(accountId: string, flowId: string, now: number): Promise<never> {
     const flow = await this.flows.byId(accountId, flowId)
     if (flow?.stage === 'redeemed') return this.#replayed(accountId, flowId, now)
-    if (flow?.stage === 'done' && flow.revokedAt !== null) throw new OAuthError('invalid_grant', CLOSED_CODE)
-    throw new OAuthError('invalid_grant', UNKNOWN_CODE)
+    throw new OAuthError('invalid_grant', flow && isClosed(flow) ? CLOSED_CODE : UNKNOWN_CODE)
   }
 
   async #replayed(accountId: string, grantId: string, now: number): Promise<never> {

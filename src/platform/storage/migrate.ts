@@ -10,8 +10,9 @@ export interface MigrationOutcome {
 }
 
 /**
- * Brings the schema up to date. Kysely's migrator takes a lock first (an advisory lock on PostgreSQL), so several
- * processes starting at once apply each migration exactly once.
+ * Brings the schema up to date. Kysely's migrator takes a lock first (an advisory lock on PostgreSQL; on SQLite, one
+ * on a file beside the database: see sqlite-driver.ts), so several processes starting at once apply each migration
+ * exactly once.
  */
 export async function migrateToLatest({ db, dialect }: Pick<Database, 'db' | 'dialect'>): Promise<MigrationOutcome> {
   const adoptedPreBaseline = await adoptPreBaselineDatabase(db)

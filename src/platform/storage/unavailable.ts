@@ -1,7 +1,8 @@
 /**
  * Whether an error means the database can't serve right now (unreachable, restarting, its connection cut, locked,
- * full, or aborting the transaction for a concurrent one's sake) rather than that the request or Herald is wrong. Such errors pass with time, so requests answer 503 with
- * `Retry-After` and background work backs off; every other error is a bug. The one place that decides it.
+ * full, or aborting the transaction for a concurrent one's sake) rather than that the request or Herald is wrong.
+ * Such errors pass with time, so requests answer 503 with `Retry-After` and background work backs off; every other
+ * error is a bug. The one place that decides it.
  */
 export function isDatabaseUnavailable(error: unknown): boolean {
   for (let cause = error, depth = 0; isObject(cause) && depth < 5; cause = cause.cause, depth++) {

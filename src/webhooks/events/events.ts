@@ -231,7 +231,7 @@ function typeKey(accountId: string, type: string): string {
   return `${accountId}:${type}`
 }
 
-/** Orders entries by key, in code-unit order: the same in every process, as lock ordering and canonical JSON need. */
+/** Orders entries by key, in code-unit order: the same in every process, as lock ordering needs. */
 function byKey([a]: readonly [string, unknown], [b]: readonly [string, unknown]): number {
   return a < b ? -1 : a > b ? 1 : 0
 }
