@@ -8,6 +8,7 @@ const TARGETS = {
   refresh: { load: () => import('./refresh.mjs'), about: 'refresh-token rotations per second on SQLite and PostgreSQL vs oidc-provider and vs the bare rotation writes; SQL statements per rotation' },
   accounts: { load: () => import('./accounts.mjs'), about: 'tokens and introspection over 10,000 accounts vs one account; RSS; token p99 while accounts are created', limitMinutes: 40 },
   deliveries: { load: () => import('./deliveries.mjs'), about: 'webhook drain, publish rate and publish-to-receive latency on SQLite and PostgreSQL, beside HTTP and write floors' },
+  start: { load: () => import('./start.mjs'), about: '`npm start` from a built checkout: launch to /healthz, beside `node dist/main.js serve`' },
   history: { load: () => import('./history.mjs'), about: 'webhook drain on PostgreSQL with 0 and with millions of finished deliveries kept; list p99 beside a bigger account', limitMinutes: 30 },
 }
 

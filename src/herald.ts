@@ -43,6 +43,7 @@ import { RefreshTokens } from './authorization/grants/refresh-tokens.js'
 import { UserSessions } from './authorization/sessions/user-sessions.js'
 import { LogoutTokens } from './authorization/logout/backchannel.js'
 import { ConsoleLinks } from './authorization/console-links/console-links.js'
+import { publicUrlForCommands } from './platform/server-record.js'
 import { type Grants, clientCredentialsGrant } from './authorization/token/grants.js'
 
 /**
@@ -55,6 +56,8 @@ export interface HeraldOptions {
   config: Config
   log: FastifyBaseLogger
   clock?: AlarmClock
+  /** The CLI's: print URLs under the public URL the server on this database recorded, unless PUBLIC_URL is set here. */
+  followServer?: boolean
 }
 
 /**
@@ -111,12 +114,14 @@ export interface Herald extends HeraldCore {
 }
 
 /** Opens the database, applies pending migrations and wires what account administration needs; starts nothing. */
-export async function openHeraldCore({ config, log, clock = systemClock }: HeraldOptions): Promise<HeraldCore> {
-  const box = resolveSecretBox(config, log)
-  const database = openDatabase(config.database)
+export async function openHeraldCore({ config: configured, log, clock = systemClock, followServer = false }: HeraldOptions): Promise<HeraldCore> {
+  const box = resolveSecretBox(configured, log)
+  const database = openDatabase(configured.database)
+  let config = configured
   try {
     const { adoptedPreBaseline } = await migrateToLatest(database)
     if (adoptedPreBaseline) log.info(`recorded the migrations of a development build as ${BASELINE}, whose schema they made`)
+    if (followServer) config = { ...configured, publicUrl: await publicUrlForCommands(database.db, configured, (line) => log.warn(line)) }
   } catch (error) {
     await database.close()
     throw error

@@ -1,49 +1,34 @@
 #!/usr/bin/env node
-import { openHeraldCore } from './herald.js'
-import { accountCommands, type Command, consoleLink, keyCommands } from './cli/commands.js'
-import { type ParsedArgs, parseArgs, UsageError } from './cli/args.js'
+import { commandOf, type ParsedArgs, parseArgs, UsageError } from './cli/args.js'
+import { listen } from './cli/listen.js'
+import { type CommandName, commandHelp, overview } from './cli/usage.js'
 import { describeStartupFailure } from './cli/startup-failure.js'
-import { type Config, ConfigError, loadConfig } from './platform/config.js'
-import { createLogger, logDestination } from './platform/logger.js'
+import { ConfigError, loadConfig } from './platform/config.js'
 import { ProblemError } from './platform/http/problems.js'
-import { migrateToLatest } from './platform/storage/migrate.js'
-import { BASELINE } from './platform/storage/migrations/index.js'
-import { openDatabase } from './platform/storage/database.js'
-import { serve, work } from './cli/serve.js'
 
-const USAGE = `Usage: herald <command>
-
-  serve                                  run the API and webhook delivery (the default)
-  worker                                 run webhook delivery only (several may share PostgreSQL)
-  migrate                                apply pending database migrations and exit
-  accounts create --name NAME [--json]   create an account; prints its management credentials once
-  accounts list [--json]
-  accounts disable --account ID
-  accounts enable --account ID
-  accounts reset-admin --account ID      issue a new secret for the account's management client
-  keys rotate --account ID               publish new signing keys; they sign after the JWKS cache time
-  console-link --account ID [--scope S]  print a single-use sign-in link to the account's console (webhook scopes by default)
-
-  --verbose                              on a start-up failure, print the error's stack too (as LOG_LEVEL=debug does)
-
-Configuration comes from environment variables; see the README.`
-
-const GROUPS: Record<string, Record<string, Command>> = { accounts: accountCommands, keys: keyCommands }
-/** Commands of one word. */
-const SINGLES: Record<string, Command> = { 'console-link': consoleLink }
+/** The command being run, for the usage shown with a UsageError that does not name its own. */
+let current: CommandName | undefined
 
 async function main(argv: readonly string[]): Promise<number> {
   const args = parseArgs(argv)
-  const [command = 'serve', sub] = args.positionals
-  if (args.flags.help || command === 'help') {
-    console.log(USAGE)
+  current = commandOf(args)
+  if (current === undefined) {
+    console.log(overview())
     return 0
   }
+  if (args.flags.help) {
+    console.log(commandHelp(current))
+    return 0
+  }
+  // The receiver needs none of the server's configuration, so a bad DATABASE_URL in its terminal can't stop it.
+  if (current === 'listen') return runListen(args)
   const config = loadConfig()
   try {
-    return await runCommand(config, args, command, sub)
+    // Loaded only by the commands that work on the database, so that help and listen start at once.
+    const { runCommand } = await import('./cli/run-command.js')
+    return await runCommand(config, args, current)
   } catch (error) {
-    const line = describeStartupFailure(error, { database: config.database, portVariable: command === 'worker' ? 'HERALD_WORKER_PORT' : 'PORT' })
+    const line = describeStartupFailure(error, { database: config.database, portVariable: current === 'worker' ? 'HERALD_WORKER_PORT' : 'PORT' })
     if (line === undefined) throw error
     console.error(`herald: ${line}`)
     if (args.flags.verbose || config.logLevel === 'debug' || config.logLevel === 'trace') console.error(error)
@@ -51,32 +36,16 @@ async function main(argv: readonly string[]): Promise<number> {
   }
 }
 
-async function runCommand(config: Config, args: ParsedArgs, command: string, sub: string | undefined): Promise<number> {
-  if (command === 'serve') return serve(config)
-  if (command === 'worker') return work(config)
-  if (command === 'migrate') {
-    const database = openDatabase(config.database)
-    try {
-      const { applied, adoptedPreBaseline } = await migrateToLatest(database)
-      if (adoptedPreBaseline) console.log(`Recorded the migrations of a development build as ${BASELINE}, whose schema they made`)
-      console.log(applied.length ? `Applied ${applied.join(', ')}` : 'The database is up to date')
-    } finally {
-      await database.close()
-    }
-    return 0
-  }
-  const run = sub === undefined && Object.hasOwn(SINGLES, command) ? SINGLES[command] : GROUPS[command]?.[sub ?? '']
-  if (!run) throw new UsageError(`unknown command: ${[command, sub].filter(Boolean).join(' ')}`)
-  // Results go to stdout (so --json output stays parseable); warnings go to stderr.
-  const log = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, logDestination(2))
-  // Migrating, as `serve` does, keeps `herald migrate` optional: an account may be created before any server ran.
-  const herald = await openHeraldCore({ config, log })
+async function runListen(args: ParsedArgs): Promise<number> {
   try {
-    await run(herald, args, (line) => console.log(line))
-  } finally {
-    await herald.close()
+    return await listen({ secret: args.flags.secret, port: args.flags.port }, (line) => console.log(line))
+  } catch (error) {
+    const line = describeStartupFailure(error, { portVariable: '--port' })
+    if (line === undefined) throw error
+    console.error(`herald: ${line}`)
+    if (args.flags.verbose) console.error(error)
+    return 1
   }
-  return 0
 }
 
 main(process.argv.slice(2)).then(
@@ -85,9 +54,13 @@ main(process.argv.slice(2)).then(
   },
   (error: unknown) => {
     if (error instanceof ConfigError) console.error(error.message)
-    else if (error instanceof UsageError) console.error(`herald: ${error.message}\n\n${USAGE}`)
+    else if (error instanceof UsageError) console.error(`herald: ${error.message}\n\n${usageFor(error.command ?? current)}`)
     else if (error instanceof ProblemError) console.error(`herald: ${error.message}`)
     else console.error(error)
     process.exitCode = error instanceof UsageError || error instanceof ConfigError ? 2 : 1
   },
 )
+
+function usageFor(command: CommandName | undefined): string {
+  return command === undefined ? overview() : commandHelp(command)
+}

@@ -3,6 +3,7 @@ import { openHerald } from '../herald.js'
 import type { Config } from '../platform/config.js'
 import { boundHeapGrowth } from '../platform/heap-growth.js'
 import { createLogger } from '../platform/logger.js'
+import { recordPublicUrl } from '../platform/server-record.js'
 import { isDatabaseUnavailable } from '../platform/storage/unavailable.js'
 import { buildServer, buildWorkerServer } from '../server.js'
 
@@ -15,10 +16,12 @@ export async function serve(config: Config): Promise<number> {
   surviveStrayDatabaseErrors(log)
   boundHeapGrowth()
   const herald = await openHerald({ config, log })
+  warnOfLocalDelivery(config, log)
   try {
     await herald.startBackgroundWork()
     const app = await buildServer(herald)
     await app.listen({ port: config.port, host: config.host })
+    await recordPublicUrl(herald.database.db, config.publicUrl, herald.clock)
     herald.webhooks.worker.start()
     log.info(`Herald is serving ${config.publicUrl} on ${describeDatabase(config)}`)
     await untilStopped(log)
@@ -40,6 +43,7 @@ export async function work(config: Config): Promise<number> {
   surviveStrayDatabaseErrors(log)
   boundHeapGrowth()
   const herald = await openHerald({ config, log })
+  warnOfLocalDelivery(config, log)
   try {
     await herald.startBackgroundWork()
     const server = config.workerPort === undefined ? undefined : await buildWorkerServer(herald)
@@ -64,6 +68,12 @@ function surviveStrayDatabaseErrors(log: FastifyBaseLogger): void {
     if (!isDatabaseUnavailable(reason)) throw reason
     log.error({ err: reason }, 'a database error went unhandled')
   })
+}
+
+/** The development setup delivers to receivers on this machine over http unless told otherwise; say so once. */
+function warnOfLocalDelivery(config: Config, log: FastifyBaseLogger): void {
+  if (!config.development || !config.allowHttpOutbound) return
+  log.warn('development setup: webhook endpoints may be http receivers on this machine (127.0.0.1, ::1); with HERALD_SECRET_KEY set, on PostgreSQL or with NODE_ENV=production they must be public https URLs')
 }
 
 function describeDatabase(config: Config): string {

@@ -1,9 +1,9 @@
 import type { DatabaseConfig } from '../platform/config.js'
 
-/** What a start-up failure is read against: the database configured, and the variable that chose the port. */
+/** What a start-up failure is read against: the database configured (none for `herald listen`), and what chose the port. */
 export interface StartupContext {
-  database: DatabaseConfig
-  portVariable: 'PORT' | 'HERALD_WORKER_PORT'
+  database?: DatabaseConfig
+  portVariable: 'PORT' | 'HERALD_WORKER_PORT' | '--port'
 }
 
 /** A Node system error or a database error: the fields these failures carry. */
@@ -26,6 +26,7 @@ export function describeStartupFailure(error: unknown, context: StartupContext):
   if (!cause) return undefined
   if (cause.syscall === 'listen') return describeListen(cause, context.portVariable)
   const { database } = context
+  if (database === undefined) return undefined
   if (database.dialect === 'postgres') return describePostgres(cause, postgresTarget(database.connectionString))
   if (cause.syscall === 'mkdir' && cause.path) {
     return `can't create the data folder ${cause.path} (${systemReason(cause)}): choose one Herald may create, with DATABASE_URL=sqlite:/path/to/herald.db`

@@ -27,9 +27,24 @@ describe('loadConfig', () => {
       operatorToken: undefined,
       logLevel: 'info',
       production: false,
+      development: true,
     })
     expect(DEFAULT_SQLITE_FILE).toMatch(/^data[/\\]herald\.db$/)
-    expect(config.webhookAllowedCidrs).toEqual([])
+  })
+
+  it('lets the development setup alone deliver to this machine over http, unless told otherwise', () => {
+    const local = loadConfig({})
+    expect(local.allowHttpOutbound).toBe(true)
+    expect(local.webhookAllowedCidrs.map(({ family, prefixLength }) => [family, prefixLength])).toEqual([[4, 8], [6, 128]])
+    expect(loadConfig({ HERALD_WEBHOOK_ALLOW_HTTP: 'false', HERALD_WEBHOOK_ALLOWED_CIDRS: '' })).toMatchObject({ development: true, allowHttpOutbound: false, webhookAllowedCidrs: [] })
+    // A configured key, PostgreSQL or production is a setup someone means to run: today's strict defaults.
+    for (const env of [
+      { HERALD_SECRET_KEY: SECRET },
+      { DATABASE_URL: 'postgres://db.example/herald', HERALD_SECRET_KEY: SECRET },
+      { NODE_ENV: 'production', PUBLIC_URL: 'https://auth.example.com', HERALD_SECRET_KEY: SECRET },
+    ]) {
+      expect(loadConfig(env), JSON.stringify(env)).toMatchObject({ development: false, allowHttpOutbound: false, webhookAllowedCidrs: [] })
+    }
   })
 
   it('treats empty and blank values as unset', () => {

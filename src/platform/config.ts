@@ -20,12 +20,19 @@ export interface Config {
   host: string
   /** Origin of every issuer, without a trailing slash. */
   publicUrl: string
+  /** Whether `PUBLIC_URL` gave it, rather than the default of `PORT` (the CLI then follows the server's: server-record.ts). */
+  publicUrlSet: boolean
   database: DatabaseConfig
   /** Raw `HERALD_SECRET_KEY`; undefined lets development on SQLite generate one under the data folder. */
   secretKey: string | undefined
   operatorToken: string | undefined
   logLevel: LogLevel
   production: boolean
+  /**
+   * The development setup, as `npm start` runs on a fresh clone: SQLite outside production without
+   * `HERALD_SECRET_KEY`. It generates its own key and lets webhooks reach receivers on this machine over http.
+   */
+  development: boolean
   webhookAllowedCidrs: readonly Cidr[]
   /** `HERALD_WEBHOOK_ALLOW_HTTP`: outbound URLs (webhook endpoints, a client's `jwks_uri`) may use plain http. Tests and development only. */
   allowHttpOutbound: boolean
@@ -51,6 +58,9 @@ const WEBHOOK_CONCURRENCY = { default: 512, minimum: 1, maximum: 4096 }
 
 /** Each cache holds one entry per account (per client for clients): the default keeps 10,000 active accounts warm. */
 const CACHE_SIZE = { default: 10_000, minimum: 100, maximum: 1_000_000 }
+
+/** Where the development setup may deliver without being told: this machine, as a local receiver listens. */
+const DEVELOPMENT_RECEIVERS = '127.0.0.0/8,::1/128'
 
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 export const DEFAULT_SQLITE_FILE = path.join('data', 'herald.db')
@@ -98,14 +108,15 @@ export function loadConfig(env: Env = process.env): Config {
   const logLevel = LOG_LEVELS.find((level) => level === logLevelText)
   if (!logLevel) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${logLevelText}")`)
 
+  const development = database.dialect === 'sqlite' && !production && !secretKey
   let webhookAllowedCidrs: Cidr[] = []
   try {
-    webhookAllowedCidrs = parseCidrList(env.HERALD_WEBHOOK_ALLOWED_CIDRS ?? '')
+    webhookAllowedCidrs = parseCidrList(env.HERALD_WEBHOOK_ALLOWED_CIDRS ?? (development ? DEVELOPMENT_RECEIVERS : ''))
   } catch (error) {
     problems.push(`HERALD_WEBHOOK_ALLOWED_CIDRS: ${(error as Error).message}`)
   }
 
-  const allowHttpOutbound = parseBoolean('HERALD_WEBHOOK_ALLOW_HTTP', env.HERALD_WEBHOOK_ALLOW_HTTP, problems)
+  const allowHttpOutbound = nonEmpty(env.HERALD_WEBHOOK_ALLOW_HTTP) === undefined ? development : parseBoolean('HERALD_WEBHOOK_ALLOW_HTTP', env.HERALD_WEBHOOK_ALLOW_HTTP, problems)
   const webhookTimeoutMs = parseInteger('HERALD_WEBHOOK_TIMEOUT_MS', env.HERALD_WEBHOOK_TIMEOUT_MS, { default: 15_000, minimum: 1000, maximum: 60_000 }, problems)
   const webhookConcurrency = parseInteger('HERALD_WEBHOOK_CONCURRENCY', env.HERALD_WEBHOOK_CONCURRENCY, WEBHOOK_CONCURRENCY, problems)
   const cacheSize = parseInteger('HERALD_CACHE_SIZE', env.HERALD_CACHE_SIZE, CACHE_SIZE, problems)
@@ -116,11 +127,13 @@ export function loadConfig(env: Env = process.env): Config {
     workerPort,
     host,
     publicUrl,
+    publicUrlSet: nonEmpty(env.PUBLIC_URL) !== undefined,
     database,
     secretKey,
     operatorToken,
     logLevel: logLevel ?? 'info',
     production,
+    development,
     webhookAllowedCidrs,
     allowHttpOutbound,
     webhookTimeoutMs,

@@ -133,8 +133,8 @@ describe('client assertion policy', () => {
     expect(assertionLifetimeProblem({ jti: 'a', exp: now + 60, iat: now + ASSERTION_CLOCK_TOLERANCE_S }, now)).toBeUndefined()
   })
 
-  it('reads HERALD_WEBHOOK_ALLOW_HTTP as a boolean, false by default', () => {
-    expect(loadConfig({}).allowHttpOutbound).toBe(false)
+  it('reads HERALD_WEBHOOK_ALLOW_HTTP as a boolean, false by default outside the development setup', () => {
+    expect(loadConfig({ HERALD_SECRET_KEY: randomBytes(32).toString('base64') }).allowHttpOutbound).toBe(false)
     expect(loadConfig({ HERALD_WEBHOOK_ALLOW_HTTP: 'true' }).allowHttpOutbound).toBe(true)
     expect(loadConfig({ HERALD_WEBHOOK_ALLOW_HTTP: 'false' }).allowHttpOutbound).toBe(false)
     expect(() => loadConfig({ HERALD_WEBHOOK_ALLOW_HTTP: 'yes' })).toThrow(ConfigError)

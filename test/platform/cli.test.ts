@@ -1,4 +1,3 @@
-import { type ChildProcess, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -11,9 +10,10 @@ import { SecretBox } from '../../src/platform/crypto/secret-box.js'
 import { looksLikeId } from '../../src/platform/ids.js'
 import { JWKS_MAX_AGE_SECONDS } from '../../src/platform/keys/policy.js'
 import { migrationsFor } from '../../src/platform/storage/migrations/index.js'
+import { COMMANDS } from '../../src/cli/usage.js'
 import { createTestDatabase, type DialectName, type TestDatabase } from '../support/dialects.js'
 import { freePort } from '../support/herald.js'
-import { MAIN, type Run, runHerald as herald, runProcess as execute } from '../support/herald-process.js'
+import { exited, type HeraldProcess, MAIN, ready, type Run, runHerald as herald, runProcess as execute, running, spawnHerald } from '../support/herald-process.js'
 import { basicAuth, call } from '../support/http.js'
 
 const PUBLIC_URL = 'https://herald.example.test'
@@ -175,13 +175,25 @@ describe.each(dialects)('herald CLI on %s', (dialect) => {
   })
 
   it('an unknown command exits 2 with the usage on stderr', async () => {
-    for (const args of [['frobnicate'], ['accounts', 'frobnicate'], ['accounts']]) {
-      const run = await herald(args, env, cwd)
+    for (const [args, problem] of [
+      [['frobnicate'], /unknown command: frobnicate/],
+      [['accounts', 'frobnicate'], /accounts takes one of: create, list, disable, enable, reset-admin/],
+      [['accounts'], /accounts takes one of: create/],
+      [['accounts', 'list', 'extra'], /unexpected "extra"/],
+    ] as const) {
+      const run = await herald([...args], env, cwd)
       expect(run.code, args.join(' ')).toBe(2)
-      expect(run.stderr).toMatch(/unknown command/)
-      expect(run.stderr).toMatch(USAGE)
+      expect(run.stderr).toMatch(problem)
+      expect(run.stderr).toMatch(/Usage: herald /)
       expect(run.stdout).toBe('')
     }
+  })
+
+  it("a flag the command doesn't take exits 2 naming it, with that command's usage", async () => {
+    const run = await herald(['accounts', 'list', '--name', 'acme'], env, cwd)
+    expect(run.code).toBe(2)
+    expect(run.stderr).toContain('herald accounts list takes no --name')
+    expect(run.stderr).toContain('Usage: herald accounts list [--json]')
   })
 
   it('a missing required flag exits 2 naming it, with the usage on stderr', async () => {
@@ -194,17 +206,28 @@ describe.each(dialects)('herald CLI on %s', (dialect) => {
       const run = await herald([...args], env, cwd)
       expect(run.code, args.join(' ')).toBe(2)
       expect(run.stderr).toContain(`${flag} is required`)
-      expect(run.stderr).toMatch(USAGE)
+      expect(run.stderr).toContain(`Usage: herald ${args[0]} ${args[1]} --`)
     }
     // Nothing was created by the refused command.
     const list = await herald(['accounts', 'list', '--json'], env, cwd)
     expect((JSON.parse(list.stdout) as { data: unknown[] }).data).toHaveLength(2)
   })
 
-  it('--help prints the usage and exits 0', async () => {
+  it('--help prints the usage and exits 0; COMMAND --help, that command\'s flags', async () => {
     const run = await herald(['--help'], env, cwd)
     expect(run.code).toBe(0)
     expect(run.stdout).toMatch(USAGE)
+    for (const name of Object.keys(COMMANDS)) expect(run.stdout, name).toContain(`  ${name} `)
+
+    // `serve --help` must print, not serve: the run would not end.
+    const runs = await Promise.all(Object.keys(COMMANDS).map((name) => herald([...name.split(' '), '--help'], env, cwd)))
+    for (const [index, [name, usage]] of Object.entries(COMMANDS).entries()) {
+      const own = runs[index]!
+      expect(own.code, name).toBe(0)
+      expect(own.stdout, name).toContain(`Usage: herald ${usage.synopsis}`)
+      for (const flag of Object.keys(usage.flags)) expect(own.stdout, name).toMatch(new RegExp(`^  --${flag} +\\S`, 'm'))
+    }
+    expect(runs[Object.keys(COMMANDS).indexOf('accounts create')]?.stdout).toMatch(/^ {2}--json +print the result as JSON$/m)
   })
 
   // Only PostgreSQL has a listening connection to look for; the command is held in its transaction meanwhile.
@@ -342,9 +365,7 @@ describe('herald CLI configuration', () => {
 
 describe('herald serve', () => {
   let dir = ''
-  let child: ChildProcess | undefined
-  let exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }> | undefined
-  let output = ''
+  let serve: HeraldProcess | undefined
   let env: Record<string, string>
   let origin: string
 
@@ -353,9 +374,9 @@ describe('herald serve', () => {
   })
 
   afterAll(async () => {
-    if (child && child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGKILL')
-      await exited
+    if (serve && running(serve)) {
+      serve.child.kill('SIGKILL')
+      await exited(serve)
     }
     if (dir) rmSync(dir, { recursive: true, force: true })
   })
@@ -381,20 +402,10 @@ describe('herald serve', () => {
     expect(before.code, before.stderr).toBe(0)
     const early = JSON.parse(before.stdout) as CreatedJson
 
-    const proc = spawn(process.execPath, [MAIN, 'serve'], { cwd: dir, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
-    child = proc
-    proc.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()))
-    proc.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()))
-    exited = new Promise((resolve) => proc.once('exit', (code, signal) => resolve({ code, signal })))
-
-    const deadline = Date.now() + 20_000
-    let healthy = false
-    while (!healthy && Date.now() < deadline && proc.exitCode === null) {
-      healthy = await fetch(`${origin}/healthz`).then((response) => response.ok, () => false)
-      if (!healthy) await new Promise((resolve) => setTimeout(resolve, 100))
-    }
-    expect(healthy, output).toBe(true)
-    expect((await call(`${origin}/readyz`, 'GET')).status).toBe(200)
+    const proc = spawnHerald('serve', env)
+    serve = proc
+    await ready(proc, origin)
+    expect((await call(`${origin}/healthz`, 'GET')).status).toBe(200)
 
     // An account created by the CLI before the server started.
     const first = await token(early)
@@ -415,9 +426,24 @@ describe('herald serve', () => {
     })
 
     const stopAt = Date.now()
-    proc.kill('SIGTERM')
-    const result = await Promise.race([exited, new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), 10_000))])
-    expect(result, output).toEqual({ code: 0, signal: null })
+    const code = exited(proc)
+    proc.child.kill('SIGTERM')
+    // A process the signal killed has no exit code: 0 means it shut down by itself.
+    const result = await Promise.race([code, new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), 10_000))])
+    expect(result, proc.lines.join('\n')).toBe(0)
     expect(Date.now() - stopAt).toBeLessThan(10_000)
   }, 60_000)
+
+  it("prints under the public URL the server recorded, unless PUBLIC_URL is set here, which wins with a warning", async () => {
+    const { PUBLIC_URL: _served, PORT: _port, ...elsewhere } = env
+    const follows = await herald(['accounts', 'create', '--name', 'follows', '--json'], elsewhere, dir)
+    expect(follows.code, follows.stderr).toBe(0)
+    expect((JSON.parse(follows.stdout) as CreatedJson).account.issuer).toMatch(new RegExp(`^${origin}/accounts/acct_`))
+    expect(follows.stderr).toBe('')
+
+    const own = await herald(['accounts', 'create', '--name', 'own', '--json'], { ...elsewhere, PUBLIC_URL: PUBLIC_URL }, dir)
+    expect(own.code, own.stderr).toBe(0)
+    expect((JSON.parse(own.stdout) as CreatedJson).account.issuer).toMatch(new RegExp(`^${PUBLIC_URL}/accounts/acct_`))
+    expect(own.stderr).toContain(`PUBLIC_URL here is ${PUBLIC_URL}, but the server on this database serves as ${origin}`)
+  })
 })

@@ -1,6 +1,7 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import type { DatabaseConfig } from '../../src/platform/config.js'
 import { eventually } from './receiver.js'
 
 /** The built CLI (test/support/global-setup.ts builds it before any test runs). */
@@ -28,15 +29,20 @@ export function runProcess(file: string, args: string[], env: Record<string, str
   })
 }
 
+/** The `DATABASE_URL` that opens `database` in a process of its own. */
+export function databaseUrl(database: DatabaseConfig): string {
+  return database.dialect === 'postgres' ? database.connectionString : `sqlite:${database.filename}`
+}
+
 /** A `herald` process and every line it wrote. */
 export interface HeraldProcess {
   child: ChildProcess
   lines: string[]
 }
 
-/** `herald command` as its own process; `env` is all the configuration it gets, besides PATH and HOST. */
-export function spawnHerald(command: 'serve' | 'worker' | 'migrate', env: Record<string, string>): HeraldProcess {
-  const child = spawn(process.execPath, [MAIN, command], { env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+/** `herald command` as its own process, in `cwd`; `env` is all the configuration it gets, besides PATH and HOST. */
+export function spawnHerald(command: 'serve' | 'worker' | 'migrate' | readonly ['listen', ...string[]], env: Record<string, string>, cwd?: string): HeraldProcess {
+  const child = spawn(process.execPath, [MAIN, ...(typeof command === 'string' ? [command] : command)], { cwd, env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
   const lines: string[] = []
   const collect = (chunk: Buffer) => lines.push(...chunk.toString('utf8').split('\n').filter(Boolean))
   child.stdout?.on('data', collect)

@@ -11,7 +11,7 @@ import { SecretBox, generateMasterKeyText } from './secret-box.js'
  */
 export function resolveSecretBox(config: Config, log: FastifyBaseLogger): SecretBox {
   if (config.secretKey) return SecretBox.fromSecretKeyText(config.secretKey)
-  if (config.database.dialect !== 'sqlite' || config.production) {
+  if (config.database.dialect !== 'sqlite' || !config.development) {
     throw new Error('HERALD_SECRET_KEY is required with PostgreSQL or in production')
   }
   const file = path.join(path.dirname(path.resolve(config.database.filename)), 'secret.key')

@@ -1,4 +1,4 @@
-import type { AccountsTable, AccountSettingsTable, SigningKeysTable, ConsoleLinksTable, CacheChangesTable } from './schema/platform.js'
+import type { AccountsTable, AccountSettingsTable, SigningKeysTable, ConsoleLinksTable, CacheChangesTable, HeraldServerTable } from './schema/platform.js'
 import type { ClientsTable, ClientScopesTable, ScopesTable, TokenRevocationsTable, ClientAssertionJtisTable, RefreshTokensTable } from './schema/authorization.js'
 import type { AuthorizationFlowsTable, BrowserSessionsTable, ConsentsTable, LogoutRequestsTable, SessionClientsTable } from './schema/sign-in.js'
 import type { EventsTable, EventIdempotencyKeysTable, CustomEventTypesTable, WebhookEndpointsTable, WebhookSubscriptionsTable, WebhookDeliveriesTable, WebhookLeasesTable, WebhookSweepsTable, WebhookAttemptsTable, WebhookJobsTable, WebhookEndpointHoursTable } from './schema/webhooks.js'
@@ -40,6 +40,7 @@ export interface DB {
   session_clients: SessionClientsTable
   console_links: ConsoleLinksTable
   webhook_endpoint_hours: WebhookEndpointHoursTable
+  herald_server: HeraldServerTable
 }
 
 /**
@@ -113,5 +114,6 @@ export const INDEXES: { readonly [Table in keyof DB]: Readonly<Record<string, re
   },
   session_clients: { session_clients_client_idx: ['client_id'] },
   console_links: { console_links_code_idx: ['account_id', 'code_hash'], console_links_expiry_idx: ['expires_at'] },
+  herald_server: {},
   webhook_endpoint_hours: { webhook_endpoint_hours_hour_idx: ['hour'] },
 }

@@ -83,3 +83,10 @@ export interface CacheChangesTable {
   key: string
   changed_at: number
 }
+
+/** The public URL the last `herald serve` on this database served as (one row, id 1), which the CLI follows. */
+export interface HeraldServerTable {
+  id: number
+  public_url: string
+  started_at: number
+}
