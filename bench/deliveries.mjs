@@ -604,7 +604,9 @@ const DELIVERY_COLUMNS = [
   'id', 'account_id', 'event_id', 'event_type', 'endpoint_id', 'status', 'attempt_count', 'next_attempt_at', 'lease_token',
   'leased_at', 'last_attempt_at', 'last_response_status', 'last_error', 'finished_at', 'created_at',
 ]
-const ATTEMPT_COLUMNS = ['delivery_id', 'number', 'account_id', 'started_at', 'duration_ms', 'response_status', 'error', 'response_excerpt']
+const ATTEMPT_COLUMNS = ['delivery_id', 'number', 'account_id', 'started_at', 'duration_ms', 'response_status', 'error', 'response_excerpt', 'request_url', 'request_signature']
+/** What Herald records of each attempt's request: the receiver's URL and a one-secret signature header. */
+const SENT_REQUEST = ['http://127.0.0.1:9/hooks', `v1,${Buffer.alloc(32, 7).toString('base64')}`]
 const EVENT_COLUMNS = ['id', 'account_id', 'type', 'data', 'created_at', 'fanned_out_at', 'idempotency_key']
 /** Whether a sweep of the endpoint's deliveries is still under way (see StatusSweeps). */
 const SWEEPING_SQL = 'select 1 from webhook_sweeps where endpoint_id = $1 limit 1'
@@ -658,7 +660,7 @@ function completionParams(ids, leaseToken, now) {
 }
 
 function attemptParams(ids, accountId, now) {
-  return ids.flatMap((id) => [id, 1, accountId, now, 1, 204, null, ''])
+  return ids.flatMap((id) => [id, 1, accountId, now, 1, 204, null, '', ...SENT_REQUEST])
 }
 
 async function timed(work) {

@@ -20,6 +20,25 @@ interface EventView {
   created_at: string
 }
 
+/** A delivery as `GET /webhooks/deliveries/{id}` shows it: the body its attempts sent, and each attempt's request. */
+interface DeliveryDetail extends Delivery {
+  body: string | null
+  attempts: Array<NonNullable<Delivery['attempts']>[number] & { request: SentRequest | null }>
+}
+
+interface SentRequest {
+  url: string | null
+  headers: { 'webhook-id': string; 'webhook-timestamp': string; 'webhook-signature': string | null } | null
+}
+
+/** The Standard Webhooks headers that attempt `index` of `delivery` was sent with, signature included. */
+function signedHeaders(delivery: DeliveryDetail, index: number): Record<string, string> {
+  const headers = delivery.attempts[index]?.request?.headers
+  const signature = headers?.['webhook-signature']
+  if (!headers || !signature) throw new Error(`attempt ${index + 1} shows no signature: ${JSON.stringify(delivery.attempts[index])}`)
+  return { ...headers, 'webhook-signature': signature }
+}
+
 interface Job {
   id: string
   kind: string
@@ -284,6 +303,43 @@ forEachDialect((dialect) => {
       }
     })
 
+    it("shows each attempt's request as sent, which verifies with the secret of its time after a rotation too", async () => {
+      const account = await createAccount(fresh.current)
+      const api = await webhookApi(account, fresh.current.clock)
+      const endpoint = await subscribedEndpoint(api, receiver.current.url, ['rotation.*'])
+      const original = (await api.get<{ secret: string }>(`/webhooks/endpoints/${endpoint.id}/secret`)).body.secret
+      const first = await publishAndReceive(api, 'shown')
+      const eventId = String(first.headers['webhook-id'])
+      const [delivery] = await settled(api, `event_id=${eventId}`, 1)
+      const read = async () => (await api.get<DeliveryDetail>(`/webhooks/deliveries/${delivery!.id}`)).body
+      const sent = (request: ReceivedRequest) => ({
+        url: new URL(request.path, receiver.current.url).href,
+        headers: { 'webhook-id': eventId, 'webhook-timestamp': request.headers['webhook-timestamp'], 'webhook-signature': request.headers['webhook-signature'] },
+      })
+
+      const before = await read()
+      expect(before.body).toBe(first.body)
+      expect(before.attempts.map((attempt) => attempt.request)).toEqual([sent(first)])
+      const shown = signedHeaders(before, 0)
+      expect(new Webhook(original).verify(before.body!, shown)).toMatchObject({ type: 'rotation.test', data: { tag: 'shown' } })
+
+      const rotated = await api.post<{ secret: string }>(`/webhooks/endpoints/${endpoint.id}/secret/rotate`, { overlap_seconds: 0 })
+      expect(rotated.status).toBe(200)
+      expect((await api.post(`/webhooks/deliveries/${delivery!.id}/retry`)).status).toBe(202)
+      const second = await eventually(() => receiver.current.requests[1], 10_000, 'the retried attempt')
+      const after = await eventually(async () => {
+        const detail = await read()
+        return detail.attempts.length === 2 && detail
+      }, 10_000, 'the retried attempt recorded')
+      // The first attempt keeps the signature it was sent with, which a recomputation with today's secret would not give.
+      expect(after.body).toBe(first.body)
+      expect(after.attempts.map((attempt) => attempt.request)).toEqual([sent(first), sent(second)])
+      expect(() => new Webhook(rotated.body.secret).verify(after.body!, shown)).toThrow()
+      const retried = signedHeaders(after, 1)
+      expect(new Webhook(rotated.body.secret).verify(after.body!, retried)).toMatchObject({ data: { tag: 'shown' } })
+      expect(() => new Webhook(original).verify(after.body!, retried)).toThrow()
+    })
+
     it('takes a secret of your own when the endpoint is created', async () => {
       const account = await createAccount(fresh.current)
       const api = await webhookApi(account, fresh.current.clock)
@@ -416,6 +472,32 @@ forEachDialect((dialect) => {
       const [delivered] = await settled(api, `event_id=${published.body.id}&status=succeeded`, 1)
       expect(delivered!.attempt_count).toBe(3)
       expect(receiver.current.requests).toHaveLength(3)
+    })
+  })
+
+  describe("a delivery's attempts recorded without their request", () => {
+    it('shows what can be derived, and the URL and signature as unknown; nothing for a lost worker', async () => {
+      const account = await createAccount(h.current)
+      const api = await webhookApi(account, h.current.clock)
+      const endpoint = await subscribedEndpoint(api, 'http://127.0.0.1:9/old', ['never.sent'])
+      const { db } = h.current.herald.database
+      const startedAt = Date.parse('2024-05-06T07:08:09.999Z')
+      const { eventIds, deliveryIds } = await insertBacklog(db, account.id, endpoint.id, 'held', 1, startedAt)
+      // As recorded before the request was kept, and as a claim records a lost worker's attempt.
+      await db
+        .insertInto('webhook_attempts')
+        .values([
+          { delivery_id: deliveryIds[0]!, number: 1, account_id: account.id, started_at: startedAt, duration_ms: 12, response_status: 500, error: null, response_excerpt: null },
+          { delivery_id: deliveryIds[0]!, number: 2, account_id: account.id, started_at: startedAt + 1000, duration_ms: null, response_status: null, error: 'worker_lost', response_excerpt: null },
+        ])
+        .execute()
+      const detail = await api.get<DeliveryDetail>(`/webhooks/deliveries/${deliveryIds[0]}`)
+      expect(detail.status).toBe(200)
+      expect(detail.body.body).toBe('{"type":"a.b","timestamp":"2024-05-06T07:08:09.999Z","data":{"n":0}}')
+      expect(detail.body.attempts.map((attempt) => attempt.request)).toEqual([
+        { url: null, headers: { 'webhook-id': eventIds[0], 'webhook-timestamp': String(Math.floor(startedAt / 1000)), 'webhook-signature': null } },
+        null,
+      ])
     })
   })
 

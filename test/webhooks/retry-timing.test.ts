@@ -40,17 +40,29 @@ forEachDialect((dialect) => {
     expect(Date.parse(retried.attempts!.at(-1)!.started_at)).toBe(due)
   }
 
-  it('attempts each retry when the clock reaches its due time, idle or busy, not at the next fallback poll', async () => {
+  /**
+   * Runs `use` on an account on SCHEDULE with an endpoint on the receiver for `retried.*`, and one for `busy.*` on a
+   * receiver that holds every attempt open until `use` is done: what keeps the worker busy.
+   */
+  async function withBusyEndpoint(use: (api: WebhookApi, busy: Receiver) => Promise<void>): Promise<void> {
     const account = await createAccount(h.current)
     const api = await webhookApi(account, h.current.clock)
     expect((await api.patch('/settings', { webhook_retry_schedule: SCHEDULE })).status).toBe(200)
     await subscribedEndpoint(api, receiver.current.url, ['retried.*'])
-    // A second endpoint that keeps its attempt open: the worker is busy while the second retry waits.
     let release = () => {}
     const held = new Promise<void>((resolve) => (release = resolve))
     const busy = await Receiver.start(() => ({ status: 204, until: held }))
     try {
       await subscribedEndpoint(api, busy.url, ['busy.*'])
+      await use(api, busy)
+    } finally {
+      release()
+      await busy.close()
+    }
+  }
+
+  it('attempts each retry when the clock reaches its due time, idle or busy, not at the next fallback poll', async () => {
+    await withBusyEndpoint(async (api, busy) => {
       const statuses = [500, 500, 204]
       receiver.current.respond = () => ({ status: statuses[receiver.current.requests.length - 1]! })
 
@@ -64,9 +76,22 @@ forEachDialect((dialect) => {
       await eventually(() => busy.requests.length === 1, 10_000, 'the attempt that keeps the worker busy')
       await reachRetry(api, published.body.id, 2)
       expect((await delivery(api, published.body.id, 3)).status).toBe('succeeded')
-    } finally {
-      release()
-      await busy.close()
-    }
+    })
+  })
+
+  it('attempts on time a retry scheduled while the worker is busy, which no idle pass looked up', async () => {
+    await withBusyEndpoint(async (api, busy) => {
+      expect((await api.post('/webhooks/events', { type: 'busy.now', data: {} })).status).toBe(201)
+      await eventually(() => busy.requests.length === 1, 10_000, 'the attempt that keeps the worker busy')
+      const statuses = [500, 204]
+      receiver.current.respond = () => ({ status: statuses[receiver.current.requests.length - 1]! })
+
+      // The first attempt fails while the other is open: only the write of its outcome knows when the retry is due.
+      const published = await api.post<{ id: string }>('/webhooks/events', { type: 'retried.busy', data: {} })
+      expect(published.status).toBe(201)
+      await eventually(() => receiver.current.requests.length === 1, 10_000, 'the first attempt')
+      await reachRetry(api, published.body.id, 1)
+      expect((await delivery(api, published.body.id, 2)).status).toBe('succeeded')
+    })
   })
 })

@@ -122,30 +122,33 @@ forEachDialect((dialect) => {
       const { deliveries } = await queue.claim(10, 30_000, new Map())
       expect(deliveries.map((delivery) => delivery.id).sort()).toEqual([...deliveryIds].sort())
 
-      const outcome = (delivery: ClaimedDelivery, responseStatus: number): AttemptOutcome => ({ delivery, startedAt: now, durationMs: 5, responseStatus, error: null, responseExcerpt: 'ok', retryAfterSeconds: null })
+      // Each attempt's request as the sender reports it: its URL and signature header, recorded with the attempt.
+      const request = (delivery: ClaimedDelivery, responseStatus: number) => ({ url: `http://127.0.0.1:9/active?${responseStatus}`, signature: `v1,${delivery.id}` })
+      const outcome = (delivery: ClaimedDelivery, responseStatus: number): AttemptOutcome => ({ delivery, request: request(delivery, responseStatus), startedAt: now, durationMs: 5, responseStatus, error: null, responseExcerpt: 'ok', retryAfterSeconds: null })
       const [first, second, third] = deliveries as [ClaimedDelivery, ClaimedDelivery, ClaimedDelivery]
       // All successes first (PostgreSQL records them in one statement), then a failure and a late outcome of a delivery
       // recorded already, whose lease is gone.
       const failingSince = async () => (await db.selectFrom('webhook_endpoints').select('failing_since').where('id', '=', active).executeTakeFirstOrThrow()).failing_since
-      expect(await queue.complete([outcome(first, 200), outcome(second, 204)])).toEqual({ finished: [{ status: 'succeeded' }, { status: 'succeeded' }], failed: [], disabled: [] })
+      expect(await queue.complete([outcome(first, 200), outcome(second, 204)])).toEqual({ finished: [{ status: 'succeeded' }, { status: 'succeeded' }], failed: [], disabled: [], nextRetryAt: null })
       expect(await failingSince()).toBeNull()
-      expect(await queue.complete([outcome(third, 500), outcome(second, 500)])).toEqual({ finished: [], failed: [], disabled: [] })
+      const retried = await queue.complete([outcome(third, 500), outcome(second, 500)])
+      expect(retried).toEqual({ finished: [], failed: [], disabled: [], nextRetryAt: expect.any(Number) })
+      expect(retried.nextRetryAt).toBeGreaterThan(now)
       expect(await failingSince()).toBe(now)
 
-      const rows = await db.selectFrom('webhook_deliveries').select(['id', 'status', 'attempt_count', 'lease_token', 'last_response_status', 'finished_at']).where('id', 'in', deliveryIds).execute()
+      const rows = await db.selectFrom('webhook_deliveries').select(['id', 'status', 'attempt_count', 'lease_token', 'last_response_status', 'next_attempt_at', 'finished_at']).where('id', 'in', deliveryIds).execute()
       expect(Object.fromEntries(rows.map(({ id, ...row }) => [id, row]))).toEqual({
-        [first.id]: { status: 'succeeded', attempt_count: 1, lease_token: null, last_response_status: 200, finished_at: now },
-        [second.id]: { status: 'succeeded', attempt_count: 1, lease_token: null, last_response_status: 204, finished_at: now },
-        [third.id]: { status: 'pending', attempt_count: 1, lease_token: null, last_response_status: 500, finished_at: null },
+        [first.id]: { status: 'succeeded', attempt_count: 1, lease_token: null, last_response_status: 200, next_attempt_at: null, finished_at: now },
+        [second.id]: { status: 'succeeded', attempt_count: 1, lease_token: null, last_response_status: 204, next_attempt_at: null, finished_at: now },
+        // The report tells the retry's due time as written.
+        [third.id]: { status: 'pending', attempt_count: 1, lease_token: null, last_response_status: 500, next_attempt_at: retried.nextRetryAt, finished_at: null },
       })
-      const attempts = await db.selectFrom('webhook_attempts').select(['delivery_id', 'number', 'response_status']).where('delivery_id', 'in', deliveryIds).execute()
-      expect(attempts.sort((a, b) => a.delivery_id.localeCompare(b.delivery_id))).toEqual(
-        [
-          { delivery_id: first.id, number: 1, response_status: 200 },
-          { delivery_id: second.id, number: 1, response_status: 204 },
-          { delivery_id: third.id, number: 1, response_status: 500 },
-        ].sort((a, b) => a.delivery_id.localeCompare(b.delivery_id)),
-      )
+      const attempts = await db.selectFrom('webhook_attempts').select(['delivery_id', 'number', 'response_status', 'request_url', 'request_signature']).where('delivery_id', 'in', deliveryIds).execute()
+      const recorded = (delivery: ClaimedDelivery, responseStatus: number) => {
+        const { url, signature } = request(delivery, responseStatus)
+        return { delivery_id: delivery.id, number: 1, response_status: responseStatus, request_url: url, request_signature: signature }
+      }
+      expect(attempts.sort((a, b) => a.delivery_id.localeCompare(b.delivery_id))).toEqual([recorded(first, 200), recorded(second, 204), recorded(third, 500)].sort((a, b) => a.delivery_id.localeCompare(b.delivery_id)))
       // Every delivery of the lease is recorded: its count is gone.
       expect(await db.selectFrom('webhook_leases').select('lease_token').where('endpoint_id', '=', active).execute()).toEqual([])
     })

@@ -50,7 +50,7 @@ export function applyPlans(dialect: SqlDialect, plans: readonly CompletionPlan[]
 /** Records the attempts of `outcomes` (those for which `condition` on `a.delivery_id` holds). */
 export function insertAttempts(dialect: SqlDialect, outcomes: readonly AttemptOutcome[], condition: RawBuilder<unknown> = sql`true`): RawBuilder<unknown> {
   const attempts = dialect.jsonRows(
-    { delivery_id: 'text', number: 'integer', account_id: 'text', started_at: 'bigint', duration_ms: 'integer', response_status: 'integer', error: 'text', response_excerpt: 'text' },
+    { delivery_id: 'text', number: 'integer', account_id: 'text', started_at: 'bigint', duration_ms: 'integer', response_status: 'integer', error: 'text', response_excerpt: 'text', request_url: 'text', request_signature: 'text' },
     outcomes.map((outcome) => ({
       delivery_id: outcome.delivery.id,
       number: outcome.delivery.attemptNumber,
@@ -60,12 +60,14 @@ export function insertAttempts(dialect: SqlDialect, outcomes: readonly AttemptOu
       response_status: outcome.responseStatus,
       error: outcome.error,
       response_excerpt: outcome.responseExcerpt,
+      request_url: outcome.request?.url ?? null,
+      request_signature: outcome.request?.signature ?? null,
     })),
   )
   // SQLite needs a WHERE to read ON CONFLICT as the upsert clause rather than a join constraint.
   return sql`
-    insert into webhook_attempts (delivery_id, number, account_id, started_at, duration_ms, response_status, error, response_excerpt)
-    select delivery_id, number, account_id, started_at, duration_ms, response_status, error, response_excerpt from ${attempts} as a where ${condition}
+    insert into webhook_attempts (delivery_id, number, account_id, started_at, duration_ms, response_status, error, response_excerpt, request_url, request_signature)
+    select delivery_id, number, account_id, started_at, duration_ms, response_status, error, response_excerpt, request_url, request_signature from ${attempts} as a where ${condition}
     on conflict do nothing`
 }
 

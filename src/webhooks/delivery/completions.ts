@@ -23,9 +23,11 @@ export interface CompletionReport {
   failed: AttemptOutcome[]
   /** The endpoints that these attempts disabled (410 Gone, or failing for too long). */
   disabled: DisabledEndpoint[]
+  /** When the earliest retry that these completions scheduled is due; null when they scheduled none. */
+  nextRetryAt: number | null
 }
 
-const nothingCompleted = (): CompletionReport => ({ finished: [], failed: [], disabled: [] })
+const nothingCompleted = (): CompletionReport => ({ finished: [], failed: [], disabled: [], nextRetryAt: null })
 
 /**
  * The end of attempts: each batch of outcomes is written in one fenced update (a worker that lost its lease can't
@@ -56,7 +58,7 @@ export class DeliveryCompletions {
     const now = this.clock.now()
     const plans = await Promise.all(outcomes.map((outcome) => this.#plan(outcome, now)))
     const completed = plans.every((plan) => plan.status === 'succeeded') ? this.#sql.completeSuccesses(this.db, plans, now) : undefined
-    if (completed) return { finished: await completed, failed: [], disabled: [] }
+    if (completed) return { ...nothingCompleted(), finished: await completed }
     return transaction(this.db, async (tx) => {
       const kept = new Set(await this.#apply(tx, plans))
       for (const statement of releaseLeases(leaseCounts(this.dialect, plans), now)) await statement.execute(tx.db)
@@ -89,7 +91,13 @@ export class DeliveryCompletions {
         })),
         now,
       )
-      return { finished: applied.filter((plan) => plan.finishedAt !== null).map((plan) => ({ status: plan.status })), failed, disabled }
+      const retries = applied.flatMap((plan) => (plan.status === 'pending' && plan.nextAttemptAt !== null ? [plan.nextAttemptAt] : []))
+      return {
+        finished: applied.filter((plan) => plan.finishedAt !== null).map((plan) => ({ status: plan.status })),
+        failed,
+        disabled,
+        nextRetryAt: retries.length > 0 ? Math.min(...retries) : null,
+      }
     })
   }
 

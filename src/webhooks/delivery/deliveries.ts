@@ -5,8 +5,9 @@ import { idBoundary, looksLikeId } from '../../platform/ids.js'
 import { decodeCursor, type Page, toPage } from '../../platform/pagination.js'
 import type { SqlDialect } from '../../platform/storage/dialects/index.js'
 import { forAccount } from '../../platform/storage/account-queries.js'
-import type { DB, DeliveryStatus, WebhookAttemptsTable, WebhookDeliveriesTable } from '../../platform/storage/schema.js'
+import type { DB, DeliveryStatus, WebhookDeliveriesTable } from '../../platform/storage/schema.js'
 import { transaction } from '../../platform/storage/transaction.js'
+import { type DeliveryDetail, deliveryDetail } from './delivery-detail.js'
 import { notForClaims } from './leases.js'
 import { endpointStatusForWrites, requeue } from './requeue.js'
 import type { WakeSignal } from './wake.js'
@@ -23,15 +24,6 @@ export interface DeliveryView {
   last_attempt_at: string | null
   next_attempt_at: string | null
   created_at: string
-}
-
-export interface AttemptView {
-  number: number
-  started_at: string
-  duration_ms: number | null
-  response_status: number | null
-  error: string | null
-  response_excerpt: string | null
 }
 
 export interface DeliveryFilter {
@@ -96,10 +88,16 @@ export class Deliveries {
     return toPage(rows, limit, (row) => row.id, toView)
   }
 
-  async get(accountId: string, deliveryId: string): Promise<DeliveryView & { attempts: AttemptView[] }> {
+  /** The delivery with the body its attempts sent and every attempt with its request, first to last. */
+  async get(accountId: string, deliveryId: string): Promise<DeliveryView & DeliveryDetail> {
     const row = await this.#existing(this.db, accountId, deliveryId)
-    const attempts = await forAccount(this.db, accountId).selectFrom('webhook_attempts').selectAll().where('delivery_id', '=', deliveryId).orderBy('number').execute()
-    return { ...toView(row), attempts: attempts.map(toAttemptView) }
+    const account = forAccount(this.db, accountId)
+    const [attempts, event, endpoint] = await Promise.all([
+      account.selectFrom('webhook_attempts').selectAll().where('delivery_id', '=', deliveryId).orderBy('number').execute(),
+      account.selectFrom('events').select(['type', 'data', 'created_at']).where('id', '=', row.event_id).executeTakeFirst(),
+      account.selectFrom('webhook_endpoints').select('client_id').where('id', '=', row.endpoint_id).executeTakeFirst(),
+    ])
+    return { ...toView(row), ...deliveryDetail(row.event_id, event, attempts, endpoint && endpoint.client_id !== null) }
   }
 
   /**
@@ -153,8 +151,4 @@ export function toView(row: WebhookDeliveriesTable): DeliveryView {
     next_attempt_at: optionalRfc3339(row.lease_expires_at ?? row.next_attempt_at),
     created_at: toRfc3339(row.created_at),
   }
-}
-
-function toAttemptView(row: WebhookAttemptsTable): AttemptView {
-  return { number: row.number, started_at: toRfc3339(row.started_at), duration_ms: row.duration_ms, response_status: row.response_status, error: row.error, response_excerpt: row.response_excerpt }
 }

@@ -130,7 +130,7 @@ export class DeliveryQueue {
       if (lost.length > 0) {
         await tx.db
           .insertInto('webhook_attempts')
-          .values(lost.map((row) => ({ delivery_id: row.id, number: row.attempt_count + 1, account_id: row.account_id, started_at: row.leased_at ?? now, duration_ms: null, response_status: null, error: 'worker_lost', response_excerpt: null })))
+          .values(lost.map((row) => ({ delivery_id: row.id, number: row.attempt_count + 1, account_id: row.account_id, started_at: row.leased_at ?? now, duration_ms: null, response_status: null, error: 'worker_lost', response_excerpt: null, request_url: null, request_signature: null })))
           .onConflict((conflict) => conflict.doNothing())
           .execute()
         const counted = lost.map((row) => ({ deliveryId: row.id, accountId: row.account_id, endpointId: row.endpoint_id, startedAt: row.leased_at ?? now, responseStatus: null, durationMs: null }))

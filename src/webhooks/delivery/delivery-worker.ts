@@ -66,8 +66,6 @@ export class DeliveryWorker {
   readonly #inFlightTo = new Map<string, number>()
   readonly #sends = new Set<Promise<void>>()
   readonly #outcomes: OutcomeWriter
-  /** A write since the last look at the next due time recorded an attempt that failed: a retry may be due. */
-  #retriesScheduled = false
   /** The last claim left due deliveries for lack of room. */
   #capped = false
   /** Passes that failed in a row: each waits longer before the next try. */
@@ -99,13 +97,9 @@ export class DeliveryWorker {
       writing: () => {
         if (this.#capped) this.wake('deliveries')
       },
-      // Noted once written: a pass that looked up the next due time during the write could not see these retries.
-      written: (retries) => {
-        if (retries) this.#retriesScheduled = true
-      },
-      // Idle now: a pass looks for when the next retry is due, if a write since the last look scheduled one.
-      drained: () => {
-        if (this.#inFlight === 0 && this.#retriesScheduled) this.wake('deliveries')
+      // The write knows when the retries it scheduled are due, busy or not: no look at the queue for them.
+      written: (nextRetryAt) => {
+        if (nextRetryAt !== null && !(this.#alarm && this.#alarm.at <= nextRetryAt)) this.#wakeAt(nextRetryAt)
       },
     })
   }
@@ -260,11 +254,9 @@ export class DeliveryWorker {
       this.#setTimer(1000 - (this.clock.now() % 1000), 'deliveries')
       return
     }
-    // With attempts in flight, the write that leaves the worker idle starts a pass that looks for the next due
-    // time then, if a failed attempt may have scheduled a retry: no query per pass while the worker is busy. The
-    // alarm of the last look stays set meanwhile, so a retry due before the poll is not left waiting for it.
+    // An idle worker looks for the next due time (another process's lease, say); a busy one makes no query per
+    // pass, and keeps the alarm of its last look, brought forward by each write that schedules an earlier retry.
     if (this.#inFlight === 0) {
-      this.#retriesScheduled = false
       const due = await this.queue.nextDueAt()
       // Something due that this pass could not claim (caps held by other processes): a signal or the poll brings it.
       this.#wakeAt(due !== null && due > this.clock.now() ? due : undefined)

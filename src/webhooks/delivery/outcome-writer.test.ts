@@ -20,11 +20,11 @@ describe('OutcomeWriter', () => {
         open++
         mostOpen = Math.max(mostOpen, open)
         return new Promise<CompletionReport>((resolve) => {
-          writes.push({ size: batch.length, finish: () => (open--, resolve({ finished: batch.map(() => ({ status: 'succeeded' })), failed: [], disabled: [] })) })
+          writes.push({ size: batch.length, finish: () => (open--, resolve({ finished: batch.map(() => ({ status: 'succeeded' })), failed: [], disabled: [], nextRetryAt: null })) })
         })
       },
     }
-    const host = { attemptsInFlight: () => 0, stopped: () => false, writing: () => {}, written: () => {}, drained: () => {} }
+    const host = { attemptsInFlight: () => 0, stopped: () => false, writing: () => {}, written: () => {} }
     const log = pino({ level: 'silent' })
     const writer = new OutcomeWriter(queue, { finished: () => {} }, log, new ThrottledWarning('unused'), { record: () => {} }, { baseMs: 100, maxMs: 1500 }, 10, host)
 
@@ -49,7 +49,7 @@ describe('OutcomeWriter', () => {
 
 function outcome(n: number): AttemptOutcome {
   const delivery = { id: `dlv_${n}`, accountId: 'acc', endpointId: 'ep', eventId: 'evt', eventType: 'a.b', eventData: '{}', eventCreatedAt: 0, attemptNumber: 1, leaseToken: 't' }
-  return { delivery, startedAt: 0, durationMs: 1, responseStatus: 204, error: null, responseExcerpt: null, retryAfterSeconds: null }
+  return { delivery, request: { url: 'https://receiver.example/', signature: 'v1,c2ln' }, startedAt: 0, durationMs: 1, responseStatus: 204, error: null, responseExcerpt: null, retryAfterSeconds: null }
 }
 
 /** Lets pending promise callbacks run until `condition` holds; no timers involved. */

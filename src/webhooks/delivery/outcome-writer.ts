@@ -4,7 +4,7 @@ import { retryingDeadlocks } from '../../platform/storage/transaction.js'
 import { isDatabaseUnavailable } from '../../platform/storage/unavailable.js'
 import type { ThrottledWarning } from '../../platform/throttled-warning.js'
 import type { WebhookMetrics } from '../metrics.js'
-import { type AttemptOutcome, isSuccess } from './attempt.js'
+import type { AttemptOutcome } from './attempt.js'
 import type { DeliveryQueue } from './delivery-queue.js'
 import type { FailureLog } from './failure-log.js'
 
@@ -19,10 +19,8 @@ interface OutcomeWriterHost {
   stopped(): boolean
   /** A batch is about to be written: a claim that was short of room may take more now. */
   writing(): void
-  /** A batch is written; `retries` when one of its attempts failed, so a retry is now scheduled. */
-  written(retries: boolean): void
-  /** Nothing is left to write. */
-  drained(): void
+  /** A batch is written; `nextRetryAt` when the earliest retry it scheduled is due (null: it scheduled none). */
+  written(nextRetryAt: number | null): void
 }
 
 /**
@@ -93,7 +91,6 @@ export class OutcomeWriter {
     const batch = this.#pending.splice(0, WRITE_BATCH)
     if (batch.length === 0) return
     this.host.writing()
-    const retries = batch.some((outcome) => !isSuccess(outcome.responseStatus))
     let retryInMs: number | undefined
     // An endpoint's deletion can deadlock with the write (see Endpoints.delete).
     this.#writing = retryingDeadlocks(() => this.queue.complete(batch))
@@ -101,7 +98,7 @@ export class OutcomeWriter {
         this.#failures = 0
         for (const { status } of report.finished) this.metrics.finished(status)
         this.failureLog.record(report)
-        this.host.written(retries)
+        this.host.written(report.nextRetryAt)
       })
       .catch((error: unknown) => {
         if (isDatabaseUnavailable(error) && !this.host.stopped()) {
@@ -124,8 +121,6 @@ export class OutcomeWriter {
       this.#writeAfter(retryInMs)
     } else if (this.#pending.length > 0) {
       this.#schedule()
-    } else {
-      this.host.drained()
     }
   }
 }

@@ -20,6 +20,27 @@ const DeliveryFields = {
   created_at: Timestamp,
 }
 export const DeliverySchema = named('Delivery', Type.Object(DeliveryFields))
+const Unrecorded = 'Null on attempts recorded before Herald kept it'
+const SentRequestSchema = named(
+  'SentRequest',
+  Type.Object(
+    {
+      url: Type.Union([Type.String(), Type.Null()], { description: `Where the attempt went. ${Unrecorded}` }),
+      headers: Type.Union(
+        [
+          Type.Object({
+            'webhook-id': Type.String({ description: 'The event id, the same on every attempt' }),
+            'webhook-timestamp': Type.String({ description: "The attempt's start, in seconds since the epoch" }),
+            'webhook-signature': Type.Union([Type.String(), Type.Null()], { description: `As sent: one v1 entry per secret that signed it. ${Unrecorded}` }),
+          }),
+          Type.Null(),
+        ],
+        { description: 'The Standard Webhooks headers it carried; null for a back-channel logout token' },
+      ),
+    },
+    { description: 'The request an attempt sent, with the delivery body' },
+  ),
+)
 const AttemptSchema = named(
   'Attempt',
   Type.Object({
@@ -29,13 +50,22 @@ const AttemptSchema = named(
     response_status: Type.Union([Type.Integer(), Type.Null()]),
     error: Type.Union([Type.String(), Type.Null()], { description: 'timeout, refused, dns, tls, blocked_address, reset, response_too_large, network, worker_lost, or signing_failed (a logout token could not be signed)' }),
     response_excerpt: Type.Union([Type.String(), Type.Null()], { description: 'The first KiB of the response body' }),
+    request: Type.Union([ref(SentRequestSchema), Type.Null()], { description: 'Null when the attempt sent nothing (signing_failed) or nothing is known of what it sent (worker_lost)' }),
   }),
 )
-const DeliveryWithAttemptsSchema = named('DeliveryWithAttempts', Type.Object({ ...DeliveryFields, attempts: Type.Array(ref(AttemptSchema)) }))
-export const deliverySchemas = [DeliverySchema, AttemptSchema, DeliveryWithAttemptsSchema]
+const DeliveryWithAttemptsSchema = named(
+  'DeliveryWithAttempts',
+  Type.Object({
+    ...DeliveryFields,
+    body: Type.Union([Type.String(), Type.Null()], {
+      description: "The body every attempt sent, byte for byte: {type, timestamp, data}. Null for a client's back-channel logout delivery (a logout token, signed afresh per attempt and not kept)",
+    }),
+    attempts: Type.Array(ref(AttemptSchema)),
+  }),
+)
+export const deliverySchemas = [DeliverySchema, SentRequestSchema, AttemptSchema, DeliveryWithAttemptsSchema]
 const Params = Type.Object({ accountId: Type.String(), deliveryId: Type.String({ maxLength: 64 }) })
 const IdFilter = Type.String({ maxLength: 64 })
-const tags = ['webhook deliveries']
 
 export function deliveryRoutes(app: App, deliveries: Deliveries): void {
   app.get(
@@ -44,7 +74,6 @@ export function deliveryRoutes(app: App, deliveries: Deliveries): void {
       config: { scope: 'herald:webhooks:read' },
       schema: {
         summary: "Lists the account's deliveries, newest first",
-        tags,
         querystring: Type.Object({
           ...PageQuery.properties,
           endpoint_id: Type.Optional(IdFilter),
@@ -65,13 +94,13 @@ export function deliveryRoutes(app: App, deliveries: Deliveries): void {
 
   app.get(
     '/webhooks/deliveries/:deliveryId',
-    { config: { scope: 'herald:webhooks:read' }, schema: { summary: 'Reads a delivery with every attempt', tags, params: Params, response: { 200: ref(DeliveryWithAttemptsSchema, 'The delivery and every attempt, first to last'), ...problemResponses } } },
+    { config: { scope: 'herald:webhooks:read' }, schema: { summary: 'Reads a delivery with the body it sends and every attempt, with its request', params: Params, response: { 200: ref(DeliveryWithAttemptsSchema, 'The delivery and every attempt, first to last'), ...problemResponses } } },
     async (request) => deliveries.get(request.account.id, request.params.deliveryId),
   )
 
   app.post(
     '/webhooks/deliveries/:deliveryId/retry',
-    { config: { scope: 'herald:webhooks:write' }, schema: { summary: 'Attempts the delivery again now; while its endpoint is disabled, holds it until the endpoint is enabled', tags, params: Params, response: { 202: ref(DeliverySchema, 'The delivery, queued or held'), ...problemResponses } } },
+    { config: { scope: 'herald:webhooks:write' }, schema: { summary: 'Attempts the delivery again now; while its endpoint is disabled, holds it until the endpoint is enabled', params: Params, response: { 202: ref(DeliverySchema, 'The delivery, queued or held'), ...problemResponses } } },
     async (request, reply) => reply.status(202).send(await deliveries.retry(request.account.id, request.params.deliveryId)),
   )
 }

@@ -1,9 +1,10 @@
 import type { Dispatcher } from 'undici'
-import { type Clock, toRfc3339 } from '../../platform/clock.js'
+import type { Clock } from '../../platform/clock.js'
 import { guardedRequest } from '../../platform/outbound/fetch.js'
 import { classifyNetworkError } from '../../platform/outbound/guarded-agent.js'
 import type { DeliveryTarget } from '../endpoints/endpoint-store.js'
-import { type AttemptOutcome, type ClaimedDelivery, isSuccess } from './attempt.js'
+import { type AttemptOutcome, type ClaimedDelivery, isSuccess, type SentRequest } from './attempt.js'
+import { eventPayload } from './payload.js'
 import { parseRetryAfter } from './retry-schedule.js'
 import { signatureHeader } from './signing.js'
 
@@ -29,6 +30,8 @@ const USER_AGENT = 'Herald-Webhooks/0.1'
 interface OutgoingRequest {
   headers: Record<string, string>
   body: string
+  /** The `webhook-signature` header, kept on the attempt; null for a logout token. */
+  signature: string | null
 }
 
 /**
@@ -47,14 +50,15 @@ export class Sender {
   async send(delivery: ClaimedDelivery, target: DeliveryTarget): Promise<AttemptOutcome> {
     const startedAt = this.clock.now()
     const began = performance.now()
-    const failed = (error: string): AttemptOutcome => ({ delivery, startedAt, durationMs: Math.round(performance.now() - began), responseStatus: null, error, responseExcerpt: null, retryAfterSeconds: null })
+    const failed = (error: string, sent: SentRequest | null): AttemptOutcome => ({ delivery, request: sent, startedAt, durationMs: Math.round(performance.now() - began), responseStatus: null, error, responseExcerpt: null, retryAfterSeconds: null })
     let request: OutgoingRequest
     try {
       request = target.clientId === null ? this.#signedEvent(delivery, target, startedAt) : await this.#logout(delivery, target.clientId, startedAt)
     } catch {
       // The account has no key for the client's algorithm, say: nothing was sent, and a later attempt may do.
-      return failed('signing_failed')
+      return failed('signing_failed', null)
     }
+    const sent: SentRequest = { url: target.url.href, signature: request.signature }
     try {
       const response = await guardedRequest(this.agent, {
         url: target.url,
@@ -66,6 +70,7 @@ export class Sender {
       })
       return {
         delivery,
+        request: sent,
         startedAt,
         durationMs: Math.round(response.durationMs),
         responseStatus: response.status,
@@ -74,28 +79,25 @@ export class Sender {
         retryAfterSeconds: isSuccess(response.status) ? null : parseRetryAfter(response.headers['retry-after'], startedAt),
       }
     } catch (error) {
-      return failed(classifyNetworkError(error))
+      return failed(classifyNetworkError(error), sent)
     }
   }
 
   #signedEvent(delivery: ClaimedDelivery, target: DeliveryTarget, startedAt: number): OutgoingRequest {
-    const body = `{"type":${JSON.stringify(delivery.eventType)},"timestamp":"${toRfc3339(delivery.eventCreatedAt)}","data":${delivery.eventData}}`
+    const body = eventPayload({ type: delivery.eventType, data: delivery.eventData, createdAt: delivery.eventCreatedAt })
     const keys = target.previous && target.previous.until > startedAt ? [target.secret, target.previous.secret] : [target.secret]
     const timestamp = Math.floor(startedAt / 1000)
+    const signature = signatureHeader(keys, delivery.eventId, timestamp, body)
     return {
-      headers: {
-        'content-type': 'application/json',
-        'webhook-id': delivery.eventId,
-        'webhook-timestamp': String(timestamp),
-        'webhook-signature': signatureHeader(keys, delivery.eventId, timestamp, body),
-      },
+      headers: { 'content-type': 'application/json', 'webhook-id': delivery.eventId, 'webhook-timestamp': String(timestamp), 'webhook-signature': signature },
       body,
+      signature,
     }
   }
 
   /** Back-Channel Logout 1.0 §2.5: the token as the form parameter `logout_token`. */
   async #logout(delivery: ClaimedDelivery, clientId: string, startedAt: number): Promise<OutgoingRequest> {
     const token = await this.logoutTokens.logoutToken(delivery, clientId, startedAt)
-    return { headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ logout_token: token }).toString() }
+    return { headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ logout_token: token }).toString(), signature: null }
   }
 }

@@ -24,6 +24,7 @@ import * as sqliteEndpointStats from './endpoint-stats/sqlite.js'
 import * as postgresTenantKeys from './tenant-keys/postgres.js'
 import * as sqliteTenantKeys from './tenant-keys/sqlite.js'
 import * as serverRecord from './server-record/tables.js'
+import * as attemptRequests from './attempt-requests/tables.js'
 
 /** The baseline: what databases of development builds, migrated before it existed, are recorded as (see pre-baseline.ts). */
 export const BASELINE = '0001-baseline'
@@ -38,6 +39,7 @@ const MIGRATIONS: Record<string, Record<DialectName, Migration>> = {
   '0007-endpoint-stats': { postgres: postgresEndpointStats, sqlite: sqliteEndpointStats },
   '0008-tenant-keys': { postgres: postgresTenantKeys, sqlite: sqliteTenantKeys },
   '0009-server-record': { postgres: serverRecord, sqlite: serverRecord },
+  '0010-attempt-requests': { postgres: attemptRequests, sqlite: attemptRequests },
 }
 
 /** Where Kysely's migrator records the migrations that have run. */

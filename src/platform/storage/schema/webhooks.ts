@@ -135,6 +135,10 @@ export interface WebhookAttemptsTable {
   /** The network error class when there was no response (`timeout`, `refused`, `worker_lost`, …). */
   error: string | null
   response_excerpt: string | null
+  /** Where the attempt went; null when it sent nothing, or nothing known (recorded before Herald kept it, `worker_lost`). */
+  request_url: string | null
+  /** The `webhook-signature` header it carried; null as `request_url` is, and for a back-channel logout token. */
+  request_signature: string | null
 }
 
 export interface WebhookJobsTable {
