@@ -15,6 +15,7 @@ import type { Herald } from './herald.js'
 import { accountSchemas, operatorRoutes } from './platform/accounts/routes.js'
 import { accountScope } from './platform/http/account-scope.js'
 import { answerClientError } from './platform/http/client-errors.js'
+import { apiReferenceRoutes } from './platform/http/api-reference.js'
 import { consoleRoutes } from './platform/http/console.js'
 import { installCors } from './platform/http/cors.js'
 import { installErrorHandling, sendProblem } from './platform/http/error-handler.js'
@@ -98,6 +99,7 @@ export async function buildServer(herald: Herald): Promise<App> {
 
   operationsRoutes(app, herald)
   await consoleRoutes(app, herald.config.publicUrl)
+  await apiReferenceRoutes(app, herald.config.publicUrl)
 
   await app.register(async (operator) => {
     operatorRoutes(operator, { accounts: herald.accounts, operatorToken: herald.config.operatorToken })

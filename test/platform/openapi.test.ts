@@ -118,12 +118,14 @@ forEachDialect((dialect) => {
       expect(validator.version).toBe('3.1')
     })
 
-    it("documents every route Fastify registered, with its method; only HEAD, CORS preflights, the console's files and its own plumbing are left out", async () => {
+    it("documents every route Fastify registered, with its method; only HEAD, CORS preflights, the console's and the reference's files and its own plumbing are left out", async () => {
       const documented = new Set(operationsOf(await fetchDocument()).map(({ name }) => name))
-      // The console (src/platform/http/console.ts) is a client of the API, not part of it: its pages and assets.
-      const registered = registeredRoutes(h.current.app.printRoutes({ commonPrefix: false })).filter((route) => !route.startsWith('GET /console'))
+      // The console (src/platform/http/console.ts) and the reference at /docs (api-reference.ts) are clients of the
+      // API, not part of it: their pages and assets.
+      const registered = registeredRoutes(h.current.app.printRoutes({ commonPrefix: false })).filter((route) => !route.startsWith('GET /console') && !route.startsWith('GET /docs'))
       expect(registered.length).toBeGreaterThan(documented.size)
       expect(registered.filter((route) => !route.startsWith('HEAD ') && !documented.has(route)).sort()).toEqual([
+        'GET /',
         'GET /metrics',
         'GET /openapi.json',
         'OPTIONS /accounts/{accountId}/.well-known/jwks.json',

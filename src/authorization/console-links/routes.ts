@@ -40,7 +40,7 @@ export function consoleLinkOperatorRoutes(app: App, links: ConsoleLinks): void {
     '/accounts/:accountId/console-links',
     {
       bodyLimit: 4096,
-      schema: { summary: 'Makes a single-use sign-in link to the console for the account', tags: ['operator'], params: AccountIdParams, body: CreateBody, response: { 201: CreatedLink, ...problemResponses } },
+      schema: { summary: 'Makes a single-use sign-in link to the console for the account', params: AccountIdParams, body: CreateBody, response: { 201: CreatedLink, ...problemResponses } },
     },
     async (request, reply) => {
       const scopes = request.body.scope?.split(' ').filter(Boolean)
@@ -57,7 +57,6 @@ export function consoleLinkRoutes(app: App, links: ConsoleLinks): void {
       bodyLimit: 1024,
       schema: {
         summary: "Exchanges a console sign-in link's code, once, for a short-lived management token",
-        tags: ['console'],
         security: [],
         body: ExchangeBody,
         response: { 200: ConsoleToken, ...problemResponses },

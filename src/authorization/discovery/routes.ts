@@ -13,7 +13,7 @@ const CACHE_CONTROL = 'public, max-age=300'
 export function metadataRoute(app: App, path: string, settings: SettingsStore): void {
   app.get(
     path,
-    { schema: { summary: 'Authorization server metadata (RFC 8414, OpenID Connect Discovery)', tags: ['discovery'], response: { 200: MetadataSchema, ...problemResponses } } },
+    { schema: { summary: 'Authorization server metadata (RFC 8414, OpenID Connect Discovery)', response: { 200: MetadataSchema, ...problemResponses } } },
     async (request, reply) => {
       const requirePar = (await settings.get(request.account.id))?.require_par ?? false
       return reply.header('cache-control', CACHE_CONTROL).send(serverMetadata(request.issuer, requirePar))

@@ -43,7 +43,6 @@ export function introspectionRoutes(app: App, deps: IntrospectionRouteDeps): voi
       config: { errorFormat: 'oauth' },
       schema: {
         summary: 'Token introspection (RFC 7662): any authenticated client of the account may ask',
-        tags: ['oauth'],
         security: CLIENT_AUTHENTICATION,
         ...CLIENT_AUTHENTICATION_METHODS,
         consumes: ['application/x-www-form-urlencoded'],

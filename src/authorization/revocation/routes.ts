@@ -35,7 +35,6 @@ export function revocationRoutes(app: App, deps: RevocationRouteDeps): void {
       config: { errorFormat: 'oauth' },
       schema: {
         summary: 'Token revocation (RFC 7009): only the client the token was issued to may revoke it',
-        tags: ['oauth'],
         security: CLIENT_AUTHENTICATION,
         ...CLIENT_AUTHENTICATION_METHODS,
         consumes: ['application/x-www-form-urlencoded'],

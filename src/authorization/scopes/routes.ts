@@ -25,7 +25,6 @@ export function scopeRoutes(app: App, scopes: Scopes): void {
       bodyLimit: 8192,
       schema: {
         summary: 'Registers a scope',
-        tags: ['scopes'],
         body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 128 }), description: Type.Optional(Description) }, { additionalProperties: false }),
         response: { 201: ref(ScopeSchema, 'The scope'), ...problemResponses },
       },
@@ -37,14 +36,14 @@ export function scopeRoutes(app: App, scopes: Scopes): void {
     '/oauth/scopes',
     {
       config: { scope: 'herald:clients:read' },
-      schema: { summary: "Lists the account's scopes by name", tags: ['scopes'], querystring: PageQuery, response: { 200: PageOf(ref(ScopeSchema), 'A page of scopes'), ...problemResponses } },
+      schema: { summary: "Lists the account's scopes by name", querystring: PageQuery, response: { 200: PageOf(ref(ScopeSchema), 'A page of scopes'), ...problemResponses } },
     },
     async (request) => scopes.list(request.account.id, request.query.limit, request.query.cursor),
   )
 
   app.get(
     '/oauth/scopes/:name',
-    { config: { scope: 'herald:clients:read' }, schema: { summary: 'Reads a scope', tags: ['scopes'], params: ScopeParams, response: { 200: ref(ScopeSchema, 'The scope'), ...problemResponses } } },
+    { config: { scope: 'herald:clients:read' }, schema: { summary: 'Reads a scope', params: ScopeParams, response: { 200: ref(ScopeSchema, 'The scope'), ...problemResponses } } },
     async (request) => scopes.get(request.account.id, request.params.name),
   )
 
@@ -55,7 +54,6 @@ export function scopeRoutes(app: App, scopes: Scopes): void {
       bodyLimit: 8192,
       schema: {
         summary: "Changes a scope's description",
-        tags: ['scopes'],
         params: ScopeParams,
         body: Type.Object({ description: Description }, { additionalProperties: false }),
         response: { 200: ref(ScopeSchema, 'The scope as changed'), ...problemResponses },
@@ -68,7 +66,7 @@ export function scopeRoutes(app: App, scopes: Scopes): void {
     '/oauth/scopes/:name',
     {
       config: { scope: 'herald:scopes:write' },
-      schema: { summary: 'Deletes a scope no client allows any more', tags: ['scopes'], params: ScopeParams, response: { 204: Type.Null({ description: 'The scope is deleted' }), ...problemResponses } },
+      schema: { summary: 'Deletes a scope no client allows any more', params: ScopeParams, response: { 204: Type.Null({ description: 'The scope is deleted' }), ...problemResponses } },
     },
     async (request, reply) => {
       await scopes.delete(request.account.id, request.params.name)

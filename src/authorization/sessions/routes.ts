@@ -46,15 +46,14 @@ const RevokeConsentsQuery = Type.Object({ subject: Subject, client_id: Type.Opti
 /** Sessions and consents of a subject, for the account's own user management (`herald:sessions:write`). */
 export function sessionRoutes(app: App, sessions: UserSessions): void {
   const config = { scope: 'herald:sessions:write' as const }
-  const tags = ['sessions']
   app.get(
     '/oauth/sessions',
-    { config, schema: { summary: "A subject's live browser sessions, newest first", tags, querystring: SessionsQuery, response: { 200: PageOf(ref(SessionSchema), 'A page of sessions'), ...problemResponses } } },
+    { config, schema: { summary: "A subject's live browser sessions, newest first", querystring: SessionsQuery, response: { 200: PageOf(ref(SessionSchema), 'A page of sessions'), ...problemResponses } } },
     async (request) => sessions.listSessions(request.account.id, request.query.subject, request.query.limit, request.query.cursor),
   )
   app.delete(
     '/oauth/sessions',
-    { config, schema: { summary: "Ends a subject's sessions (or one): its browsers sign in anew; emits oauth.session.ended", tags, querystring: EndSessionsQuery, response: { 204: Type.Null({ description: 'Ended' }), ...problemResponses } } },
+    { config, schema: { summary: "Ends a subject's sessions (or one): its browsers sign in anew; emits oauth.session.ended", querystring: EndSessionsQuery, response: { 204: Type.Null({ description: 'Ended' }), ...problemResponses } } },
     async (request, reply) => {
       await sessions.endSessions(request.account.id, request.query.subject, request.query.session_id)
       return reply.status(204).send(null)
@@ -62,7 +61,7 @@ export function sessionRoutes(app: App, sessions: UserSessions): void {
   )
   app.get(
     '/oauth/consents',
-    { config, schema: { summary: "A subject's remembered consents", tags, querystring: ConsentsQuery, response: { 200: PageOf(ref(ConsentSchema), 'A page of consents'), ...problemResponses } } },
+    { config, schema: { summary: "A subject's remembered consents", querystring: ConsentsQuery, response: { 200: PageOf(ref(ConsentSchema), 'A page of consents'), ...problemResponses } } },
     async (request) => sessions.listConsents(request.account.id, request.query.subject, request.query.client_id, request.query.limit, request.query.cursor),
   )
   app.delete(
@@ -71,7 +70,6 @@ export function sessionRoutes(app: App, sessions: UserSessions): void {
       config,
       schema: {
         summary: "Revokes a subject's consents (to one client, or all) and every grant made under them; emits oauth.consent.revoked",
-        tags,
         querystring: RevokeConsentsQuery,
         response: { 204: Type.Null({ description: 'Revoked' }), ...problemResponses },
       },

@@ -58,7 +58,7 @@ const BROWSER_RESPONSES = {
  * login page: it records the request and sends the browser to the account's login app (see AuthorizeFlow).
  */
 export function authorizeRoutes(app: App, deps: AuthorizeRouteDeps): void {
-  const schema = { summary: 'Authorization endpoint (authorization code with PKCE)', tags: ['oauth'], response: BROWSER_RESPONSES }
+  const schema = { summary: 'Authorization endpoint (authorization code with PKCE)', response: BROWSER_RESPONSES }
   const config = { errorFormat: 'browser' as const }
   app.get('/oauth/authorize', { config, schema: { ...schema, querystring: AuthorizeParameters } }, (request, reply) => authorize(deps, request, reply, request.query))
   app.post('/oauth/authorize', { config, bodyLimit: OAUTH_BODY_LIMIT, schema: { ...schema, consumes: ['application/x-www-form-urlencoded'], body: AuthorizeParameters } }, (request, reply) =>

@@ -91,11 +91,10 @@ const ANSWER_LIMIT = 32 * 1024
 export function challengeRoutes(app: App, challenges: Challenges): void {
   for (const kind of ['login', 'consent'] as const) {
     const base = `/oauth/${kind}-requests/:challenge`
-    const tags = ['sign-in']
     const config = { scope: 'herald:login' as const }
     app.get(
       base,
-      { config, schema: { summary: `A ${kind} request waiting for the account's app`, tags, params: Challenge, response: { 200: ref(kind === 'login' ? LoginRequestSchema : ConsentRequestSchema, `The ${kind} request`), ...problemResponses } } },
+      { config, schema: { summary: `A ${kind} request waiting for the account's app`, params: Challenge, response: { 200: ref(kind === 'login' ? LoginRequestSchema : ConsentRequestSchema, `The ${kind} request`), ...problemResponses } } },
       async (request) => challenges.view(request.account.id, request.issuer, kind, request.params.challenge),
     )
     app.post(
@@ -103,7 +102,7 @@ export function challengeRoutes(app: App, challenges: Challenges): void {
       {
         config,
         bodyLimit: ANSWER_LIMIT,
-        schema: { summary: `Accepts the ${kind} request`, tags, params: Challenge, body: kind === 'login' ? LoginAcceptance : ConsentAcceptance, response: { 200: ref(RedirectSchema, 'Where the app sends the browser next'), ...problemResponses } },
+        schema: { summary: `Accepts the ${kind} request`, params: Challenge, body: kind === 'login' ? LoginAcceptance : ConsentAcceptance, response: { 200: ref(RedirectSchema, 'Where the app sends the browser next'), ...problemResponses } },
       },
       async (request) => {
         const { account, issuer, params } = request
@@ -116,7 +115,7 @@ export function challengeRoutes(app: App, challenges: Challenges): void {
     )
     app.post(
       `${base}/reject`,
-      { config, bodyLimit: ANSWER_LIMIT, schema: { summary: `Rejects the ${kind} request; the client receives the error`, tags, params: Challenge, body: Rejection, response: { 200: ref(RedirectSchema, 'Where the app sends the browser next'), ...problemResponses } } },
+      { config, bodyLimit: ANSWER_LIMIT, schema: { summary: `Rejects the ${kind} request; the client receives the error`, params: Challenge, body: Rejection, response: { 200: ref(RedirectSchema, 'Where the app sends the browser next'), ...problemResponses } } },
       async (request) => {
         const { error, error_description: description } = request.body
         const redirectTo = await challenges.reject(request.account.id, request.issuer, kind, request.params.challenge, { error, error_description: description ?? `The ${kind} was rejected` })

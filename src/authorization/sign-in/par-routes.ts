@@ -37,7 +37,6 @@ export function parRoutes(app: App, deps: ParRouteDeps): void {
       config: { errorFormat: 'oauth' },
       schema: {
         summary: 'Pushed authorization request (RFC 9126)',
-        tags: ['oauth'],
         security: CLIENT_AUTHENTICATION,
         ...CLIENT_AUTHENTICATION_METHODS,
         consumes: ['application/x-www-form-urlencoded'],

@@ -44,7 +44,6 @@ export function tokenRoutes(app: App, deps: TokenRouteDeps): void {
       config: { errorFormat: 'oauth' },
       schema: {
         summary: 'Token endpoint',
-        tags: ['oauth'],
         security: CLIENT_AUTHENTICATION,
         ...CLIENT_AUTHENTICATION_METHODS,
         consumes: ['application/x-www-form-urlencoded'],

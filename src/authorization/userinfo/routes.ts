@@ -30,7 +30,7 @@ const BEARER = /^Bearer ([A-Za-z0-9\-._~+/]+=*)$/i
 export function userinfoRoutes(app: App, deps: UserinfoRouteDeps): void {
   const options = {
     config: { errorFormat: 'oauth' as const },
-    schema: { summary: 'UserInfo (OpenID Connect Core §5.3)', tags: ['oauth'], security: [{ userAccessToken: [] }], response: { 200: UserinfoResponse, ...oauthErrorResponses } },
+    schema: { summary: 'UserInfo (OpenID Connect Core §5.3)', security: [{ userAccessToken: [] }], response: { 200: UserinfoResponse, ...oauthErrorResponses } },
   }
   const handler = async (request: FastifyRequest) => userinfo(deps, request)
   app.get('/oauth/userinfo', options, handler)
@@ -46,13 +46,14 @@ async function userinfo(deps: UserinfoRouteDeps, request: FastifyRequest): Promi
   const verified = await deps.accessTokens.verify(account.id, token, { issuer })
   if (!verified.active) throw new OAuthError('invalid_token', INACTIVE_REASONS[verified.reason], bearerError('invalid_token', INACTIVE_REASONS[verified.reason]))
   const { claims } = verified
-  if (claims.gid === undefined || !claims.scope.split(' ').includes('openid')) {
+  const scopes = claims.scope.split(' ')
+  if (claims.gid === undefined || !scopes.includes('openid')) {
     const description = 'The access token was not granted openid'
     throw new OAuthError('insufficient_scope', description, bearerError('insufficient_scope', description))
   }
   const grant = await deps.grants.byId(account.id, claims.gid)
   if (!grant) throw new OAuthError('invalid_token', 'The authorization of this token no longer exists', bearerError('invalid_token', 'The authorization no longer exists'))
-  return { ...claimsForScopes(grant.consent.session.id_token, claims.scope.split(' ')), sub: claims.sub }
+  return { ...claimsForScopes(grant.consent.session.id_token, scopes), sub: claims.sub }
 }
 
 function bearerError(code: string, description: string): string {

@@ -58,7 +58,6 @@ export function operatorRoutes(app: App, deps: { accounts: Accounts; operatorTok
       bodyLimit: 4096,
       schema: {
         summary: 'Creates an account with its keys, settings and first management client',
-        tags: ['operator'],
         body: Type.Object({ name: AccountNameSchema }, { additionalProperties: false }),
         response: { 201: CreatedAccountSchema, ...problemResponses },
       },
@@ -68,13 +67,13 @@ export function operatorRoutes(app: App, deps: { accounts: Accounts; operatorTok
 
   app.get(
     '/accounts',
-    { schema: { summary: 'Lists accounts', tags: ['operator'], querystring: PageQuery, response: { 200: PageOf(ref(AccountSchema), 'A page of accounts, oldest first'), ...problemResponses } } },
+    { schema: { summary: 'Lists accounts', querystring: PageQuery, response: { 200: PageOf(ref(AccountSchema), 'A page of accounts, oldest first'), ...problemResponses } } },
     async (request) => deps.accounts.list(request.query.limit, request.query.cursor),
   )
 
   app.get(
     '/accounts/:accountId',
-    { schema: { summary: 'Reads an account', tags: ['operator'], params: AccountIdParams, response: { 200: ref(AccountSchema, 'The account'), ...problemResponses } } },
+    { schema: { summary: 'Reads an account', params: AccountIdParams, response: { 200: ref(AccountSchema, 'The account'), ...problemResponses } } },
     async (request) => deps.accounts.get(request.params.accountId),
   )
 
@@ -84,7 +83,6 @@ export function operatorRoutes(app: App, deps: { accounts: Accounts; operatorTok
       bodyLimit: 4096,
       schema: {
         summary: 'Disables or enables an account',
-        tags: ['operator'],
         params: AccountIdParams,
         body: Type.Object({ status: Type.Union([Type.Literal('active'), Type.Literal('disabled')]) }, { additionalProperties: false }),
         response: { 200: ref(AccountSchema, 'The account as changed'), ...problemResponses },

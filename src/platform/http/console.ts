@@ -38,8 +38,9 @@ const IMMUTABLE = 'public, max-age=31536000, immutable'
 
 /**
  * Serves the console at `{PUBLIC_URL}/console/`: hashed assets cached for good, and index.html, never cached, for
- * the console's own paths (deep links and bookmarks included), so a new build is picked up on the next load.
- * The routes are hidden from the OpenAPI document: they are not part of the API.
+ * the console's own paths (deep links and bookmarks included), so a new build is picked up on the next load. A
+ * browser opening PUBLIC_URL itself is sent there too. The routes are hidden from the OpenAPI document: they are not
+ * part of the API.
  */
 export async function consoleRoutes(app: App, publicUrl: string, root = CONSOLE_ROOT): Promise<void> {
   const base = `${new URL(publicUrl).pathname.replace(/\/$/, '')}/console/`
@@ -48,6 +49,8 @@ export async function consoleRoutes(app: App, publicUrl: string, root = CONSOLE_
     scope.addHook('onSend', async (_request, reply) => {
       reply.headers(CONSOLE_HEADERS)
     })
+    // 302, not 301: the root may come to answer something else, and browsers keep a 301 for good.
+    scope.get('/', { schema: { hide: true } }, async (_request, reply) => reply.redirect(base, 302))
     scope.get('/console', { schema: { hide: true } }, async (_request, reply) => reply.redirect(base, 301))
     scope.get('/console/*', { schema: { hide: true } }, async (_request, reply) => {
       if (index === undefined) return sendProblem(reply, new ProblemError('not_found', 'The console is not built: npm run build puts it in dist/console/'))

@@ -1,4 +1,5 @@
 import swagger from '@fastify/swagger'
+import { DOCUMENT_TAGS, nameOperation } from './operations.js'
 import type { App } from './types.js'
 
 /** How callers authenticate; each operation names the schemes it accepts in its `security`. */
@@ -46,7 +47,8 @@ export const CLIENT_AUTHENTICATION_METHODS = { 'x-token-endpoint-auth-methods': 
 
 /**
  * Registers @fastify/swagger, which builds the OpenAPI 3.1 document from the route schemas, and serves it at
- * `/openapi.json`. Schemas added with `addSchema` become named components, under their `$id`.
+ * `/openapi.json`. Schemas added with `addSchema` become named components, under their `$id`; operations get their
+ * `operationId` and tag from the table in operations.ts.
  */
 export async function installOpenApi(app: App, publicUrl: string): Promise<void> {
   await app.register(swagger, {
@@ -59,7 +61,9 @@ export async function installOpenApi(app: App, publicUrl: string): Promise<void>
       },
       servers: [{ url: publicUrl }],
       components: { securitySchemes: SECURITY_SCHEMES },
+      tags: DOCUMENT_TAGS,
     },
+    transform: nameOperation,
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
   })
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())

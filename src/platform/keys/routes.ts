@@ -46,7 +46,7 @@ export function keyRoutes(app: App, deps: KeyRouteDeps): void {
 
   app.get(
     '/.well-known/jwks.json',
-    { schema: { summary: "The account's public signing keys (RFC 7517)", tags: ['keys'], response: { 200: Type.Object({ keys: Type.Array(JwkSchema) }, { description: 'The JWK set (RFC 7517 §5)' }), ...problemResponses } } },
+    { schema: { summary: "The account's public signing keys (RFC 7517)", response: { 200: Type.Object({ keys: Type.Array(JwkSchema) }, { description: 'The JWK set (RFC 7517 §5)' }), ...problemResponses } } },
     async (request, reply) => {
       const keys = await deps.keys.keysOf(request.account.id)
       const published = keys?.published(deps.clock.now()) ?? []
@@ -60,7 +60,7 @@ export function keyRoutes(app: App, deps: KeyRouteDeps): void {
     '/keys',
     {
       config: { scope: 'herald:keys:write' },
-      schema: { summary: "Lists the account's signing keys and their lifecycle", tags: ['keys'], response: { 200: KeyList("The account's keys"), ...problemResponses } },
+      schema: { summary: "Lists the account's signing keys and their lifecycle", response: { 200: KeyList("The account's keys"), ...problemResponses } },
     },
     async (request) => ({ data: await deps.keys.list(request.account.id) }),
   )
@@ -71,7 +71,6 @@ export function keyRoutes(app: App, deps: KeyRouteDeps): void {
       config: { scope: 'herald:keys:write' },
       schema: {
         summary: 'Rotates the signing keys: the new ones are published now and sign once cached JWKS have expired',
-        tags: ['keys'],
         response: { 200: KeyList("The account's keys after the rotation"), ...problemResponses },
       },
     },
@@ -88,7 +87,6 @@ export function keyRoutes(app: App, deps: KeyRouteDeps): void {
       config: { scope: 'herald:keys:write' },
       schema: {
         summary: 'Revokes a key at once (a compromised key): it leaves the JWKS and signs nothing more',
-        tags: ['keys'],
         params: Type.Object({ accountId: Type.String(), kid: Type.String({ maxLength: 64 }) }),
         response: { 200: ref(KeySchema, 'The revoked key'), ...problemResponses },
       },

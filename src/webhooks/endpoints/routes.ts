@@ -66,36 +66,35 @@ const JobSchema = named(
 )
 export const endpointSchemas = [EndpointSchema, JobSchema]
 const Params = Type.Object({ accountId: Type.String(), endpointId: Type.String({ maxLength: 64 }) })
-const tags = ['webhook endpoints']
 
 export function endpointRoutes(app: App, endpoints: Endpoints, secrets: EndpointSecrets, jobs: RecoveryJobs, tests: TestDeliveries): void {
   app.post(
     '/webhooks/endpoints',
-    { config: { scope: 'herald:webhooks:write' }, bodyLimit: 32 * 1024, schema: { summary: 'Adds an endpoint', tags, body: CreateBody, response: { 201: ref(EndpointSchema, 'The endpoint'), ...problemResponses } } },
+    { config: { scope: 'herald:webhooks:write' }, bodyLimit: 32 * 1024, schema: { summary: 'Adds an endpoint', body: CreateBody, response: { 201: ref(EndpointSchema, 'The endpoint'), ...problemResponses } } },
     async (request, reply) => reply.status(201).send(await endpoints.create(request.account.id, request.body)),
   )
 
   app.get(
     '/webhooks/endpoints',
-    { config: { scope: 'herald:webhooks:read' }, schema: { summary: "Lists the account's endpoints, oldest first", tags, querystring: PageQuery, response: { 200: PageOf(ref(EndpointSchema), 'A page of endpoints'), ...problemResponses } } },
+    { config: { scope: 'herald:webhooks:read' }, schema: { summary: "Lists the account's endpoints, oldest first", querystring: PageQuery, response: { 200: PageOf(ref(EndpointSchema), 'A page of endpoints'), ...problemResponses } } },
     async (request) => endpoints.list(request.account.id, request.query.limit, request.query.cursor),
   )
 
   app.get(
     '/webhooks/endpoints/:endpointId',
-    { config: { scope: 'herald:webhooks:read' }, schema: { summary: 'Reads an endpoint', tags, params: Params, response: { 200: ref(EndpointSchema, 'The endpoint'), ...problemResponses } } },
+    { config: { scope: 'herald:webhooks:read' }, schema: { summary: 'Reads an endpoint', params: Params, response: { 200: ref(EndpointSchema, 'The endpoint'), ...problemResponses } } },
     async (request) => endpoints.get(request.account.id, request.params.endpointId),
   )
 
   app.patch(
     '/webhooks/endpoints/:endpointId',
-    { config: { scope: 'herald:webhooks:write' }, bodyLimit: 32 * 1024, schema: { summary: 'Changes an endpoint; status disables or enables it', tags, params: Params, body: PatchBody, response: { 200: ref(EndpointSchema, 'The endpoint as changed'), ...problemResponses } } },
+    { config: { scope: 'herald:webhooks:write' }, bodyLimit: 32 * 1024, schema: { summary: 'Changes an endpoint; status disables or enables it', params: Params, body: PatchBody, response: { 200: ref(EndpointSchema, 'The endpoint as changed'), ...problemResponses } } },
     async (request) => endpoints.update(request.account.id, request.params.endpointId, request.body),
   )
 
   app.delete(
     '/webhooks/endpoints/:endpointId',
-    { config: { scope: 'herald:webhooks:write' }, schema: { summary: 'Deletes an endpoint and its subscriptions; its unfinished deliveries become cancelled', tags, params: Params, response: { 204: Type.Null({ description: 'The endpoint is deleted' }), ...problemResponses } } },
+    { config: { scope: 'herald:webhooks:write' }, schema: { summary: 'Deletes an endpoint and its subscriptions; its unfinished deliveries become cancelled', params: Params, response: { 204: Type.Null({ description: 'The endpoint is deleted' }), ...problemResponses } } },
     async (request, reply) => {
       await endpoints.delete(request.account.id, request.params.endpointId)
       return reply.status(204).send(null)
@@ -104,7 +103,7 @@ export function endpointRoutes(app: App, endpoints: Endpoints, secrets: Endpoint
 
   app.get(
     '/webhooks/endpoints/:endpointId/secret',
-    { config: { scope: 'herald:webhooks:write' }, schema: { summary: "Reveals the endpoint's signing secret", tags, params: Params, response: { 200: Type.Object({ secret: Type.String() }, { description: 'The current signing secret' }), ...problemResponses } } },
+    { config: { scope: 'herald:webhooks:write' }, schema: { summary: "Reveals the endpoint's signing secret", params: Params, response: { 200: Type.Object({ secret: Type.String() }, { description: 'The current signing secret' }), ...problemResponses } } },
     async (request) => secrets.reveal(request.account.id, request.params.endpointId),
   )
 
@@ -115,7 +114,6 @@ export function endpointRoutes(app: App, endpoints: Endpoints, secrets: Endpoint
       bodyLimit: 4096,
       schema: {
         summary: 'Replaces the signing secret; the old one keeps signing beside it for the overlap',
-        tags,
         params: Params,
         body: RotateBody,
         response: {
@@ -134,7 +132,6 @@ export function endpointRoutes(app: App, endpoints: Endpoints, secrets: Endpoint
       bodyLimit: 4096,
       schema: {
         summary: "Queues again the endpoint's failed deliveries created since a time, as a background job",
-        tags,
         params: Params,
         body: Type.Object({ since: Timestamp }, { additionalProperties: false }),
         response: { 202: ref(JobSchema, 'The recovery job, queued'), ...problemResponses },
@@ -149,7 +146,6 @@ export function endpointRoutes(app: App, endpoints: Endpoints, secrets: Endpoint
       config: { scope: 'herald:webhooks:write' },
       schema: {
         summary: 'Sends the endpoint, and it alone, a webhook.test event as an ordinary delivery, whatever it subscribes to; held while the endpoint is disabled',
-        tags,
         params: Params,
         response: { 202: ref(DeliverySchema, 'The delivery, queued (or held: the endpoint is disabled)'), ...problemResponses },
       },
@@ -159,7 +155,7 @@ export function endpointRoutes(app: App, endpoints: Endpoints, secrets: Endpoint
 
   app.get(
     '/webhooks/jobs/:jobId',
-    { config: { scope: 'herald:webhooks:read' }, schema: { summary: 'Reads a recovery job', tags, params: Type.Object({ accountId: Type.String(), jobId: Type.String({ maxLength: 64 }) }), response: { 200: ref(JobSchema, 'The recovery job'), ...problemResponses } } },
+    { config: { scope: 'herald:webhooks:read' }, schema: { summary: 'Reads a recovery job', params: Type.Object({ accountId: Type.String(), jobId: Type.String({ maxLength: 64 }) }), response: { 200: ref(JobSchema, 'The recovery job'), ...problemResponses } } },
     async (request) => jobs.get(request.account.id, request.params.jobId),
   )
 }

@@ -48,7 +48,6 @@ export function endpointStatsRoutes(app: App, stats: EndpointStats): void {
       config: { scope: 'herald:webhooks:read' },
       schema: {
         summary: "The endpoint's attempts per hour or day, by outcome, with their durations; counted as attempts are recorded",
-        tags: ['webhook endpoints'],
         params: Type.Object({ accountId: Type.String(), endpointId: Type.String({ maxLength: 64 }) }),
         querystring: Query,
         response: { 200: ref(EndpointStatsSchema, 'The counts'), ...problemResponses },

@@ -18,7 +18,6 @@ const EventSchema = named(
   }),
 )
 export const eventSchemas = [EventSchema]
-const tags = ['webhook events']
 
 export function eventRoutes(app: App, events: Events): void {
   app.post(
@@ -28,7 +27,6 @@ export function eventRoutes(app: App, events: Events): void {
       bodyLimit: PUBLISH_BODY_LIMIT,
       schema: {
         summary: 'Publishes an event to every subscribed endpoint; a repeated idempotency_key answers with the original event',
-        tags,
         body: Type.Object(
           {
             type: Type.String({ minLength: 1, maxLength: MAX_TYPE_LENGTH, description: 'Dot-separated, e.g. invoice.paid; oauth. and webhook. are reserved' }),
@@ -53,7 +51,6 @@ export function eventRoutes(app: App, events: Events): void {
       config: { scope: 'herald:webhooks:read' },
       schema: {
         summary: "Lists the account's events, newest first",
-        tags,
         querystring: Type.Object({ ...PageQuery.properties, type: Type.Optional(Type.String({ maxLength: MAX_TYPE_LENGTH })) }),
         response: { 200: PageOf(ref(EventSchema), 'A page of events'), ...problemResponses },
       },
@@ -63,7 +60,7 @@ export function eventRoutes(app: App, events: Events): void {
 
   app.get(
     '/webhooks/events/:eventId',
-    { config: { scope: 'herald:webhooks:read' }, schema: { summary: 'Reads an event', tags, params: Type.Object({ accountId: Type.String(), eventId: Type.String({ maxLength: 64 }) }), response: { 200: ref(EventSchema, 'The event'), ...problemResponses } } },
+    { config: { scope: 'herald:webhooks:read' }, schema: { summary: 'Reads an event', params: Type.Object({ accountId: Type.String(), eventId: Type.String({ maxLength: 64 }) }), response: { 200: ref(EventSchema, 'The event'), ...problemResponses } } },
     async (request) => events.get(request.account.id, request.params.eventId),
   )
 
@@ -73,7 +70,6 @@ export function eventRoutes(app: App, events: Events): void {
       config: { scope: 'herald:webhooks:read' },
       schema: {
         summary: "Every event type Herald emits, and the custom types the account has published",
-        tags,
         response: {
           200: Type.Object({ data: Type.Array(Type.Object({ name: Type.String(), description: Type.String(), example: Type.Unknown(), custom: Type.Boolean() })) }, { description: 'The event types' }),
           ...problemResponses,

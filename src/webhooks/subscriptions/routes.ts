@@ -14,7 +14,6 @@ const SubscriptionSchema = named(
 )
 export const subscriptionSchemas = [SubscriptionSchema]
 const Params = Type.Object({ accountId: Type.String(), subscriptionId: Type.String({ maxLength: 64 }) })
-const tags = ['webhook subscriptions']
 
 export function subscriptionRoutes(app: App, subscriptions: Subscriptions): void {
   app.post(
@@ -24,7 +23,6 @@ export function subscriptionRoutes(app: App, subscriptions: Subscriptions): void
       bodyLimit: 16 * 1024,
       schema: {
         summary: 'Subscribes an endpoint to event types',
-        tags,
         body: Type.Object(
           {
             endpoint_id: Type.String({ maxLength: 64 }),
@@ -44,7 +42,6 @@ export function subscriptionRoutes(app: App, subscriptions: Subscriptions): void
       config: { scope: 'herald:webhooks:read' },
       schema: {
         summary: "Lists the account's subscriptions, oldest first",
-        tags,
         querystring: Type.Object({ ...PageQuery.properties, endpoint_id: Type.Optional(Type.String({ maxLength: 64 })) }),
         response: { 200: PageOf(ref(SubscriptionSchema), 'A page of subscriptions'), ...problemResponses },
       },
@@ -54,13 +51,13 @@ export function subscriptionRoutes(app: App, subscriptions: Subscriptions): void
 
   app.get(
     '/webhooks/subscriptions/:subscriptionId',
-    { config: { scope: 'herald:webhooks:read' }, schema: { summary: 'Reads a subscription', tags, params: Params, response: { 200: ref(SubscriptionSchema, 'The subscription'), ...problemResponses } } },
+    { config: { scope: 'herald:webhooks:read' }, schema: { summary: 'Reads a subscription', params: Params, response: { 200: ref(SubscriptionSchema, 'The subscription'), ...problemResponses } } },
     async (request) => subscriptions.get(request.account.id, request.params.subscriptionId),
   )
 
   app.delete(
     '/webhooks/subscriptions/:subscriptionId',
-    { config: { scope: 'herald:webhooks:write' }, schema: { summary: 'Deletes a subscription', tags, params: Params, response: { 204: Type.Null({ description: 'The subscription is deleted' }), ...problemResponses } } },
+    { config: { scope: 'herald:webhooks:write' }, schema: { summary: 'Deletes a subscription', params: Params, response: { 204: Type.Null({ description: 'The subscription is deleted' }), ...problemResponses } } },
     async (request, reply) => {
       await subscriptions.delete(request.account.id, request.params.subscriptionId)
       return reply.status(204).send(null)
