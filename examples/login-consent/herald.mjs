@@ -1,5 +1,5 @@
 // The calls this example makes to Herald: management tokens, the account's settings, the demo client, and the
-// login and consent challenges (docs/authorization.md, "Sign-in (OpenID Connect)").
+// login, consent and logout challenges (docs/authorization.md, "Sign-in (OpenID Connect)" and "Logout").
 
 const DEMO_CLIENT_NAME = 'Demo relying party (examples/login-consent)'
 
@@ -35,30 +35,49 @@ export async function connect({ issuer, clientId, clientSecret }) {
     reject: (id, body) => call('herald:login', 'POST', `/oauth/${kind}-requests/${encodeURIComponent(id)}/reject`, body),
   })
 
-  return { discovery, call, login: challenge('login'), consent: challenge('consent') }
+  return { discovery, call, login: challenge('login'), consent: challenge('consent'), logout: challenge('logout') }
 }
 
+const SETUP = 'herald:settings:write herald:clients:read herald:clients:write'
+
 /**
- * Points the account's login and consent URLs at this app, and registers the demo relying party, or reuses the one
- * an earlier run registered: its redirect URI is brought up to date and it gets a new secret, since Herald shows a
- * secret only when it makes one.
+ * Points the account's login, consent and logout pages at this app, and registers the demo relying party, or reuses
+ * the one an earlier run registered: its URIs are brought up to date and it gets a new secret, since Herald shows a
+ * secret only when it makes one. Answers the client, and why Herald refused its back-channel logout URI, if it did.
  */
 export async function configureAccount(herald, appUrl) {
-  const setup = 'herald:settings:write herald:clients:read herald:clients:write'
-  await herald.call(setup, 'PATCH', '/settings', { login_url: `${appUrl}/login`, consent_url: `${appUrl}/consent` })
-
+  await herald.call(SETUP, 'PATCH', '/settings', {
+    login_url: `${appUrl}/login`,
+    consent_url: `${appUrl}/consent`,
+    logout_url: `${appUrl}/logout`,
+    post_logout_url: `${appUrl}/logout-finished`,
+  })
   const metadata = {
     client_name: DEMO_CLIENT_NAME,
     redirect_uris: [`${appUrl}/callback`],
+    post_logout_redirect_uris: [`${appUrl}/`],
     grant_types: ['authorization_code'],
     response_types: ['code'],
     token_endpoint_auth_method: 'client_secret_basic',
     scope: 'openid profile email',
   }
-  const existing = await findClient(herald, setup, DEMO_CLIENT_NAME)
-  if (!existing) return herald.call(setup, 'POST', '/oauth/clients', metadata)
-  await herald.call(setup, 'PATCH', `/oauth/clients/${existing.client_id}`, metadata)
-  return herald.call(setup, 'POST', `/oauth/clients/${existing.client_id}/secret`)
+  const backchannel = { backchannel_logout_uri: `${appUrl}/backchannel-logout`, backchannel_logout_session_required: true }
+  try {
+    return { client: await registerClient(herald, { ...metadata, ...backchannel }) }
+  } catch (error) {
+    // Herald calls a back-channel logout URI like a webhook endpoint: plain http to this machine only in its
+    // development setup, or where HERALD_WEBHOOK_ALLOW_HTTP and HERALD_WEBHOOK_ALLOWED_CIDRS allow it.
+    const refusal = error.problem?.errors?.find((field) => field.pointer === '/body/backchannel_logout_uri')
+    if (!refusal) throw error
+    return { client: await registerClient(herald, { ...metadata, backchannel_logout_uri: null }), backchannelRefused: refusal.message }
+  }
+}
+
+async function registerClient(herald, metadata) {
+  const existing = await findClient(herald, SETUP, DEMO_CLIENT_NAME)
+  if (!existing) return herald.call(SETUP, 'POST', '/oauth/clients', metadata)
+  await herald.call(SETUP, 'PATCH', `/oauth/clients/${existing.client_id}`, metadata)
+  return herald.call(SETUP, 'POST', `/oauth/clients/${existing.client_id}/secret`)
 }
 
 async function findClient(herald, scope, name) {
@@ -87,7 +106,7 @@ export async function json(url, init = {}) {
   if (!response.ok) {
     const why = body.detail ?? body.error_description ?? body.title ?? body.error ?? text
     // 502 to the browser: the page failed because Herald refused a call.
-    throw Object.assign(new Error(`${init.method ?? 'GET'} ${new URL(url).pathname}: ${response.status} ${why}`), { status: 502 })
+    throw Object.assign(new Error(`${init.method ?? 'GET'} ${new URL(url).pathname}: ${response.status} ${why}`), { status: 502, problem: body })
   }
   return body
 }

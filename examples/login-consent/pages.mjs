@@ -76,17 +76,55 @@ export function consentPage({ challenge, client, scopes, csrf }) {
 </form>`)
 }
 
-export function homePage({ authorizationUrl, issuer }) {
-  return page('Demo relying party', html`
-<p>This page plays an application that lets its users sign in with Herald (<code>${issuer}</code>).</p>
-<p><a class="button" href="${authorizationUrl}">Sign in with Herald</a></p>`)
+export function logoutPage({ challenge, subject, csrf }) {
+  return page('Sign out of Herald?', html`
+<p>${subject ? html`You are signed in as <strong>${subject}</strong>.` : 'This browser has no session at Herald.'} Signing out of Herald ends
+your session there, and Herald tells the applications you used with it.</p>
+<form method="post" action="/logout">
+  <input type="hidden" name="challenge" value="${challenge}">
+  <input type="hidden" name="csrf" value="${csrf}">
+  <button type="submit" name="action" value="accept">Sign out</button>
+  <button type="submit" name="action" value="reject">Stay signed in</button>
+</form>`)
 }
 
-export function claimsPage({ claims }) {
+/** The account's post_logout_url: where Herald sends the browser after a logout that names no page of the client's. */
+export function logoutFinishedPage() {
+  return page('Logout finished', html`
+<p>Herald has finished the logout. It sends the browser here, the account's <code>post_logout_url</code>, when the
+logout names no page of an application to return to.</p>
+<p><a href="/">Go to the demo relying party</a></p>`)
+}
+
+const time = (date) => `${date.toISOString().slice(11, 19)} UTC`
+
+/** How this browser's last session of the relying party ended, if it had one. */
+function signedOutNote(session) {
+  if (session.signedOut.by === 'Herald') {
+    return html`<p id="signed-out" role="status">Signed out by Herald at ${time(session.signedOut.at)}: Herald's back-channel logout ended your session here.</p>`
+  }
+  const herald = session.heraldLogoutAt
+    ? html`Herald's back-channel logout for that session arrived at ${time(session.heraldLogoutAt)}.`
+    : "Herald's back-channel logout for that session has not arrived: it comes once Herald ends the session."
+  return html`<p id="signed-out" role="status">You signed out at ${time(session.signedOut.at)}. ${herald}</p>`
+}
+
+export function homePage({ signInUrl, issuer, session }) {
+  return page('Demo relying party', html`
+<p>This page plays an application that lets its users sign in with Herald (<code>${issuer}</code>).</p>
+${session ? signedOutNote(session) : ''}
+<p><a class="button" href="${signInUrl}">Sign in with Herald</a></p>`)
+}
+
+/** `signInUrl` signs in again: with Herald's session remembered, no form shows on the way. */
+export function signedInPage({ claims, signInUrl }) {
   return page('Signed in', html`
 <p>Herald sent back an ID token with these claims:</p>
 <pre id="claims">${JSON.stringify(claims, null, 2)}</pre>
-<p><a href="/">Sign in again</a></p>`)
+<form method="post" action="/sign-out">
+  <button type="submit">Sign out</button>
+  <a href="${signInUrl}">Sign in again</a>
+</form>`)
 }
 
 export function errorPage(message) {

@@ -1,16 +1,16 @@
-// Herald's login and consent example: the app an account's login_url and consent_url point at, plus a demo relying
-// party to try it with. Run: HERALD_ISSUER=… HERALD_CLIENT_ID=… HERALD_CLIENT_SECRET=… node examples/login-consent/server.mjs
+// Herald's login and consent example: the app an account's login_url, consent_url and logout_url point at, plus a
+// demo relying party to try it with. Run: HERALD_ISSUER=… HERALD_CLIENT_ID=… HERALD_CLIENT_SECRET=… node examples/login-consent/server.mjs
 import { randomBytes, timingSafeEqual } from 'node:crypto'
 import { createServer } from 'node:http'
 import { configureAccount, connect } from './herald.mjs'
-import { consentPage, errorPage, loginPage } from './pages.mjs'
+import { consentPage, errorPage, loginPage, logoutFinishedPage, logoutPage } from './pages.mjs'
 import { relyingParty } from './relying-party.mjs'
 
 // The one user this example knows. A real app looks its users up and checks a password hash.
 const DEMO_USER = { username: 'demo', password: 'demo', subject: 'user_demo', name: 'Demo User', email: 'demo@example.com' }
 const CSRF_COOKIE = 'demo_csrf'
 const FORM_LIMIT = 16 * 1024
-const NOT_FROM_HERALD = "Herald's authorize endpoint sends the browser here with a challenge: start from the home page."
+const NOT_FROM_HERALD = 'Herald sends the browser here with a challenge: start from the home page.'
 
 const env = readEnv(process.env)
 const appUrl = `http://127.0.0.1:${env.port}`
@@ -20,16 +20,24 @@ const server = createServer()
 server.on('error', exitWith(`Could not listen on port ${env.port}`))
 await new Promise((resolve) => server.listen(env.port, '127.0.0.1', resolve))
 const herald = await connect(env).catch(exitWith('Herald is unreachable or refused the management client'))
-const client = await configureAccount(herald, appUrl).catch(exitWith("Could not set up the account's login and consent"))
-const rp = relyingParty({ discovery: herald.discovery, client, redirectUri: `${appUrl}/callback`, cookies: { get: getCookie, set: setCookie, clear: clearCookie } })
+const { client, backchannelRefused } = await configureAccount(herald, appUrl).catch(exitWith("Could not set up the account's login and consent"))
+if (backchannelRefused) {
+  console.warn(`Herald refused the back-channel logout URI (${backchannelRefused}): sign-in and Sign out work, but Herald can't tell the relying party of a logout. Its development setup (npm start) allows http on this machine; otherwise set HERALD_WEBHOOK_ALLOW_HTTP=true and HERALD_WEBHOOK_ALLOWED_CIDRS=127.0.0.0/8 on Herald.`)
+}
+const rp = relyingParty({ discovery: herald.discovery, client, appUrl, http: { getCookie, setCookie, clearCookie, readForm }, log: console.log })
 
 const routes = {
   'GET /': rp.home,
   'GET /callback': rp.callback,
+  'POST /sign-out': rp.signOut,
+  'POST /backchannel-logout': rp.backchannelLogout,
   'GET /login': showLogin,
   'POST /login': submitLogin,
   'GET /consent': showConsent,
   'POST /consent': submitConsent,
+  'GET /logout': showLogout,
+  'POST /logout': submitLogout,
+  'GET /logout-finished': logoutFinishedPage,
 }
 
 async function showLogin(request, response, query) {
@@ -87,6 +95,23 @@ function acceptConsent(challenge, consent, remember) {
     ...(scopes.includes('email') && { email: DEMO_USER.email, email_verified: true }),
   }
   return herald.consent.accept(challenge, { grant_scope: scopes, remember, session: { id_token: claims } })
+}
+
+async function showLogout(request, response, query) {
+  const challenge = query.get('logout_challenge')
+  if (!challenge) return [400, errorPage(NOT_FROM_HERALD)]
+  const logout = await herald.logout.get(challenge)
+  console.log(`logout request for ${logout.subject ?? 'a browser without a session'} from ${logout.client_id ?? 'no client'}`)
+  // RP-Initiated Logout 1.0 §2: the OP should ask whether to sign out of it too; "Stay signed in" rejects.
+  return logoutPage({ challenge, subject: logout.subject, csrf: csrfToken(request, response) })
+}
+
+async function submitLogout(request) {
+  const form = await readForm(request)
+  const challenge = form.get('challenge') ?? ''
+  if (!csrfMatches(request, form)) return [403, errorPage('This form did not come from this app (CSRF check failed).')]
+  const answer = form.get('action') === 'accept' ? herald.logout.accept(challenge) : herald.logout.reject(challenge)
+  return redirect((await answer).redirect_to)
 }
 
 // CSRF: a double-submit token (OWASP's CSRF cheat sheet). The cookie is SameSite=Strict, so a cross-site form post
@@ -154,6 +179,11 @@ async function handle(request, response) {
     result = [error.status ?? 500, errorPage(error.message)]
   }
   if (result.redirect) return response.writeHead(result.status, { location: result.redirect }).end()
+  // An answer to Herald rather than a page (the back-channel logout): JSON, or nothing.
+  if (result.status !== undefined) {
+    const headers = { 'cache-control': 'no-store', ...(result.json && { 'content-type': 'application/json' }) }
+    return response.writeHead(result.status, headers).end(result.json ? JSON.stringify(result.json) : undefined)
+  }
   const [status, body] = Array.isArray(result) ? result : [200, result]
   response.writeHead(status, {
     'content-type': 'text/html; charset=utf-8',
@@ -171,7 +201,8 @@ function readEnv(vars) {
     console.error(`Missing ${missing.join(', ')}: give the account's issuer and its management client, as printed by\n  npx herald accounts create --name acme --json`)
     process.exit(1)
   }
-  return { issuer: vars.HERALD_ISSUER.replace(/\/$/, ''), clientId: vars.HERALD_CLIENT_ID, clientSecret: vars.HERALD_CLIENT_SECRET, port: Number(vars.PORT ?? 3000) }
+  // EXAMPLE_PORT, not PORT: a shell that started Herald with PORT would put the app on Herald's port.
+  return { issuer: vars.HERALD_ISSUER.replace(/\/$/, ''), clientId: vars.HERALD_CLIENT_ID, clientSecret: vars.HERALD_CLIENT_SECRET, port: Number(vars.EXAMPLE_PORT ?? 3000) }
 }
 
 function exitWith(what) {

@@ -7,6 +7,7 @@ import { LOCAL_DELIVERY, useReceiver } from '../webhooks/support.js'
 
 const LOGOUT_URL = 'https://login.example/logout'
 const AFTER_LOGOUT = 'https://rp.example/signed-out'
+const ACCOUNT_AFTER_LOGOUT = 'https://login.example/signed-out'
 
 /** RP-initiated logout (OpenID Connect RP-Initiated Logout 1.0), with and without the account's logout app. */
 forEachDialect((dialect) => {
@@ -60,6 +61,10 @@ forEachDialect((dialect) => {
     return new URL(location!).searchParams.get('logout_challenge')!
   }
 
+  async function setPostLogoutUrl(account: CreatedAccount, url: string | null) {
+    return call<{ errors?: Array<{ pointer: string; message: string }> }>(`${account.base}/settings`, 'PATCH', { token: await managementToken(account), json: { post_logout_url: url } })
+  }
+
   function logoutRequests(account: CreatedAccount) {
     const request = async (method: string, path: string) => call<{ redirect_to: string } & Record<string, unknown>>(`${account.base}/oauth/logout-requests/${path}`, method, { token: await managementToken(account, 'herald:login') })
     return { view: (challenge: string) => request('GET', challenge), answer: (challenge: string, verb: 'accept' | 'reject') => request('POST', `${challenge}/${verb}`) }
@@ -106,6 +111,57 @@ forEachDialect((dialect) => {
     expect(done.status).toBe(200)
     expect(done.text).toMatch(/signed out/)
     expect(await promptNone(s)).toBe('login_required')
+  })
+
+  describe("after a logout that names no post_logout_redirect_uri (Hydra's urls.post_logout_redirect)", () => {
+    it("sends the browser to the account's post_logout_url, whatever the logout app answered; the client's page still comes first", async () => {
+      const s = await signedIn(LOGOUT_URL)
+      expect((await setPostLogoutUrl(s.account, ACCOUNT_AFTER_LOGOUT)).status).toBe(200)
+      const requests = logoutRequests(s.account)
+      const logOut = async (params: Record<string, string>, verb: 'accept' | 'reject') => {
+        const challenge = logoutChallenge((await s.browser.open(oidc.buildEndSessionUrl(s.config, { id_token_hint: s.tokens.id_token!, ...params }).href)).location)
+        return s.browser.open((await requests.answer(challenge, verb)).body.redirect_to)
+      }
+
+      expect((await logOut({ post_logout_redirect_uri: AFTER_LOGOUT, state: 'stay' }, 'reject')).location).toBe(`${AFTER_LOGOUT}?state=stay`)
+      expect((await logOut({ state: 'stay' }, 'reject')).location).toBe(ACCOUNT_AFTER_LOGOUT)
+      expect(await promptNone(s)).not.toBe('login_required')
+
+      const accepted = await logOut({}, 'accept')
+      expect([accepted.status, accepted.location]).toEqual([302, ACCOUNT_AFTER_LOGOUT])
+      expect(accepted.headers.getSetCookie()).toEqual([expect.stringMatching(/^herald_session=;/)])
+      expect(await promptNone(s)).toBe('login_required')
+    })
+
+    it("goes there after a logout without a logout app too; unset, Herald answers a page of its own, not the request's text", async () => {
+      const s = await signedIn(null)
+      expect((await setPostLogoutUrl(s.account, ACCOUNT_AFTER_LOGOUT)).status).toBe(200)
+      expect((await s.browser.open(`${s.account.base}/oauth/logout?id_token_hint=${s.tokens.id_token}&state=<b>`)).location).toBe(ACCOUNT_AFTER_LOGOUT)
+      expect(await promptNone(s)).toBe('login_required')
+
+      const again = await s.signInAs('user-1')
+      expect((await setPostLogoutUrl(s.account, null)).status).toBe(200)
+      const page = await again.browser.open(`${s.account.base}/oauth/logout?id_token_hint=${again.tokens.id_token}&state=<b>`)
+      expect(page.status).toBe(200)
+      expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8')
+      expect(page.headers.get('content-security-policy')).toBe("default-src 'none'; frame-ancestors 'none'")
+      expect(page.text).toContain('<title>Signed out</title></head><body><p>You are signed out.</p></body>')
+      expect(page.text).not.toContain('<b>')
+    })
+
+    it('takes only an https URL of the account\'s app (http on loopback), like logout_url', async () => {
+      const account = await createAccount(h.current)
+      for (const [url, message] of [
+        ['http://login.example/signed-out', 'must be an https URL (plain http only on 127.0.0.1, [::1] or localhost)'],
+        ['https://login.example/signed-out#top', 'must not contain a fragment'],
+        ['/signed-out', 'must be an absolute URL'],
+      ] as const) {
+        const refused = await setPostLogoutUrl(account, url)
+        expect(refused.status, url).toBe(400)
+        expect(refused.body.errors).toEqual([{ pointer: '/body/post_logout_url', message }])
+      }
+      expect((await setPostLogoutUrl(account, 'http://127.0.0.1:3000/signed-out')).status).toBe(200)
+    })
   })
 
   it('refuses a post_logout_redirect_uri the client did not register, without redirecting', async () => {

@@ -40,7 +40,7 @@ export interface LogoutView {
  * with the account's `logout_url` set, its app confirms through a challenge (as for login) before Herald ends the
  * browser's session; without one, only a valid `id_token_hint` of that session ends it, so another site can't log a
  * user out (see logoutSession). The browser then returns to the client's registered `post_logout_redirect_uri`, or
- * gets a plain page.
+ * goes to the account's `post_logout_url` (see done).
  */
 export class Logouts {
   constructor(
@@ -166,10 +166,18 @@ function unknownVerifier(): UntrustedRequestError {
   return new UntrustedRequestError('invalid_request', 'The logout verifier is unknown, used or expired')
 }
 
-/** The logout's end: to the client's page with its state, or a plain page; the session cookie forgotten either way. */
+/**
+ * The logout's end, whatever the logout app answered: to the client's page with its state; else to the account's
+ * `post_logout_url` (Ory Hydra's `urls.post_logout_redirect`); else, with nowhere of the account's to go, a page of
+ * Herald's saying how it ended. The session cookie is forgotten when the session ended.
+ */
 function done(request: LogoutRequest, context: BrowserContext, loggedOut = true): Navigation {
   const cookies = loggedOut && context.cookies[SESSION_COOKIE] !== undefined ? [expired(SESSION_COOKIE)] : []
-  if (request.post_logout_redirect_uri === null) return { kind: 'page', text: loggedOut ? 'You are signed out.\n' : 'You are still signed in.\n', cookies }
-  const params: Record<string, string> = request.state === null ? {} : { state: request.state }
-  return { kind: 'redirect', location: withQuery(request.post_logout_redirect_uri, params), cookies }
+  if (request.post_logout_redirect_uri !== null) {
+    const params: Record<string, string> = request.state === null ? {} : { state: request.state }
+    return { kind: 'redirect', location: withQuery(request.post_logout_redirect_uri, params), cookies }
+  }
+  const { post_logout_url: accountPage } = context.settings
+  if (accountPage !== null) return { kind: 'redirect', location: accountPage, cookies }
+  return loggedOut ? { kind: 'page', title: 'Signed out', text: 'You are signed out.', cookies } : { kind: 'page', title: 'Still signed in', text: 'You are still signed in.', cookies }
 }

@@ -28,8 +28,8 @@ const LogoutParameters = Type.Object(
 )
 
 const LOGOUT_RESPONSES = {
-  200: { description: 'Signed out, with no page of the client to return to (text/plain)', content: { 'text/plain': { schema: { type: 'string' } } } },
-  302: { description: "To the account's logout app, or back to the client's post_logout_redirect_uri with `state`" },
+  200: { description: "Herald's own page saying how the logout ended, when neither the client nor the account has a page to go to", content: { 'text/html': { schema: { type: 'string' } } } },
+  302: { description: "To the account's logout app; once done, to the client's post_logout_redirect_uri with `state`, or the account's post_logout_url" },
   303: { description: 'The same, after a POST' },
   400: { description: 'A request Herald cannot act on, unless the account has an error_url', content: { 'text/plain': { schema: { type: 'string' } } } },
 }
@@ -54,7 +54,7 @@ const Challenge = Type.Object({ challenge: Type.String({ minLength: 1, maxLength
 
 /** The end-session endpoint (OpenID Connect RP-Initiated Logout 1.0 §2), GET and POST, in the browser. */
 export function logoutRoutes(app: App, deps: LogoutRouteDeps): void {
-  const schema = { summary: 'RP-initiated logout (OpenID Connect RP-Initiated Logout 1.0)', tags: ['oauth'], response: LOGOUT_RESPONSES }
+  const schema = { summary: 'RP-initiated logout (OpenID Connect RP-Initiated Logout 1.0)', response: LOGOUT_RESPONSES }
   const config = { errorFormat: 'browser' as const }
   app.get('/oauth/logout', { config, schema: { ...schema, querystring: LogoutParameters } }, (request, reply) => logout(deps, request, reply, request.query))
   app.post('/oauth/logout', { config, bodyLimit: OAUTH_BODY_LIMIT, schema: { ...schema, consumes: ['application/x-www-form-urlencoded'], body: LogoutParameters } }, (request, reply) =>
@@ -65,9 +65,8 @@ export function logoutRoutes(app: App, deps: LogoutRouteDeps): void {
 /** The logout app's API, beside the login app's (`herald:login`). */
 export function logoutRequestRoutes(app: App, logouts: Logouts): void {
   const config = { scope: 'herald:login' as const }
-  const tags = ['sign-in']
   const base = '/oauth/logout-requests/:challenge'
-  app.get(base, { config, schema: { summary: 'A logout waiting for the account\'s app', tags, params: Challenge, response: { 200: ref(LogoutRequestSchema, 'The logout request'), ...problemResponses } } }, async (request) =>
+  app.get(base, { config, schema: { summary: 'A logout waiting for the account\'s app', params: Challenge, response: { 200: ref(LogoutRequestSchema, 'The logout request'), ...problemResponses } } }, async (request) =>
     logouts.view(request.account.id, request.params.challenge),
   )
   for (const verb of ['accept', 'reject'] as const) {
@@ -78,7 +77,6 @@ export function logoutRequestRoutes(app: App, logouts: Logouts): void {
         schema: {
           summary: verb === 'accept' ? 'Accepts the logout: the session ends' : 'Rejects the logout: the session stays',
           description: 'The same answer sent again gets the same `redirect_to`; the other answer is a 409.',
-          tags,
           params: Challenge,
           response: { 200: ref(LogoutAnswerSchema, 'Where the app sends the browser next'), ...problemResponses },
         },

@@ -50,7 +50,11 @@ function browserFacing(reply: FastifyReply): void {
 function send(reply: FastifyReply, navigation: Navigation, issuer: string, post: boolean): FastifyReply {
   if (navigation.cookies.length > 0) reply.header('set-cookie', navigation.cookies.map((cookie) => setCookieHeader(issuer, cookie)))
   if (navigation.kind === 'redirect') return reply.redirect(navigation.location, post ? 303 : 302)
-  if (navigation.kind === 'page') return reply.type('text/plain; charset=utf-8').send(navigation.text)
+  if (navigation.kind === 'page') {
+    reply.header('content-security-policy', "default-src 'none'; frame-ancestors 'none'")
+    const page = `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(navigation.title)}</title></head><body><p>${escapeHtml(navigation.text)}</p></body></html>`
+    return reply.type('text/html; charset=utf-8').send(page)
+  }
   // OAuth 2.0 Form Post Response Mode §2: a page that posts the response to the client at once.
   const nonce = randomToken(16)
   reply.header('content-security-policy', `default-src 'none'; script-src 'nonce-${nonce}'; frame-ancestors 'none'`)

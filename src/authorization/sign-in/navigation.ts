@@ -6,8 +6,8 @@ export type Navigation =
   | { kind: 'redirect'; location: string; cookies: CookieToSet[] }
   /** OAuth 2.0 Form Post Response Mode: the parameters are posted to the client by an auto-submitting form. */
   | { kind: 'form_post'; action: string; fields: Record<string, string>; cookies: CookieToSet[] }
-  /** A plain page where there is nowhere to go back to (a logout without a post_logout_redirect_uri). */
-  | { kind: 'page'; text: string; cookies: CookieToSet[] }
+  /** Herald's own page where there is nowhere to go (a logout with neither a post_logout_redirect_uri nor the account's post_logout_url). */
+  | { kind: 'page'; title: string; text: string; cookies: CookieToSet[] }
 
 /** `url` with `params` added to its query, keeping the query it has (RFC 6749 §3.1.2: it must be retained). */
 export function withQuery(url: string, params: Record<string, string>): string {

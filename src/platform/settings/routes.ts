@@ -33,6 +33,7 @@ const SettingsFields = {
   consent_url: appUrl("The account's consent page: the browser comes there with a `consent_challenge`"),
   logout_url: appUrl("The account's logout confirmation page"),
   error_url: appUrl('Where authorize shows errors it must not send to an unverified redirect_uri (with `error` and `error_description`)'),
+  post_logout_url: appUrl("Where the browser goes after a logout that names no post_logout_redirect_uri of the client's; unset, Herald shows a page of its own"),
   login_challenge_ttl: lifetime('login_challenge_ttl', 'How long a login or consent challenge can be answered'),
   session_ttl: lifetime('session_ttl', 'How long a remembered browser session lasts unless the login says otherwise'),
   require_par: Type.Boolean({ description: 'Authorization requests must be pushed first (RFC 9126)' }),
@@ -46,7 +47,7 @@ const SettingsPatch = Type.Partial(Type.Object(SettingsFields), { additionalProp
 export function settingsRoutes(app: App, deps: { db: Kysely<DB>; settings: SettingsStore }): void {
   app.get(
     '/settings',
-    { config: { scope: 'herald:settings:write' }, schema: { summary: "The account's token and webhook settings", tags: ['settings'], response: { 200: ref(SettingsSchema, "The account's settings"), ...problemResponses } } },
+    { config: { scope: 'herald:settings:write' }, schema: { summary: "The account's token and webhook settings", response: { 200: ref(SettingsSchema, "The account's settings"), ...problemResponses } } },
     async (request) => {
       const settings = await deps.settings.read(deps.db, request.account.id)
       if (!settings) throw notFound('The account settings')
@@ -59,7 +60,7 @@ export function settingsRoutes(app: App, deps: { db: Kysely<DB>; settings: Setti
     {
       config: { scope: 'herald:settings:write' },
       bodyLimit: 16 * 1024,
-      schema: { summary: "Changes the account's token and webhook settings; new tokens and delivery attempts follow them at once", tags: ['settings'], body: SettingsPatch, response: { 200: ref(SettingsSchema, 'The settings as changed'), ...problemResponses } },
+      schema: { summary: "Changes the account's token and webhook settings; new tokens and delivery attempts follow them at once", body: SettingsPatch, response: { 200: ref(SettingsSchema, 'The settings as changed'), ...problemResponses } },
     },
     async (request) => transaction(deps.db, (tx) => deps.settings.update(tx, request.account.id, request.body)),
   )

@@ -43,6 +43,7 @@ export const DEFAULT_SETTINGS: AccountSettings = {
   consent_url: null,
   logout_url: null,
   error_url: null,
+  post_logout_url: null,
   login_challenge_ttl: 600,
   session_ttl: 30 * DAY,
   require_par: false,
@@ -50,7 +51,7 @@ export const DEFAULT_SETTINGS: AccountSettings = {
 }
 
 /** The settings that name pages of the account's own app. */
-export const APP_URL_SETTINGS = ['login_url', 'consent_url', 'logout_url', 'error_url'] as const
+export const APP_URL_SETTINGS = ['login_url', 'consent_url', 'logout_url', 'error_url', 'post_logout_url'] as const
 
 /**
  * Bounds on every lifetime, in seconds. Access and ID tokens cannot be revoked at resource servers that

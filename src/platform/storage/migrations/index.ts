@@ -25,6 +25,7 @@ import * as postgresTenantKeys from './tenant-keys/postgres.js'
 import * as sqliteTenantKeys from './tenant-keys/sqlite.js'
 import * as serverRecord from './server-record/tables.js'
 import * as attemptRequests from './attempt-requests/tables.js'
+import * as postLogoutUrl from './post-logout-url/tables.js'
 
 /** The baseline: what databases of development builds, migrated before it existed, are recorded as (see pre-baseline.ts). */
 export const BASELINE = '0001-baseline'
@@ -40,6 +41,7 @@ const MIGRATIONS: Record<string, Record<DialectName, Migration>> = {
   '0008-tenant-keys': { postgres: postgresTenantKeys, sqlite: sqliteTenantKeys },
   '0009-server-record': { postgres: serverRecord, sqlite: serverRecord },
   '0010-attempt-requests': { postgres: attemptRequests, sqlite: attemptRequests },
+  '0011-post-logout-url': { postgres: postLogoutUrl, sqlite: postLogoutUrl },
 }
 
 /** Where Kysely's migrator records the migrations that have run. */

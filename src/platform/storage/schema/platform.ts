@@ -34,6 +34,8 @@ export interface AccountSettingsTable {
   consent_url: string | null
   logout_url: string | null
   error_url: string | null
+  /** Where the browser goes after a logout that names no post_logout_redirect_uri; null: Herald's own page. */
+  post_logout_url: string | null
   /** Seconds a login or consent challenge stays answerable, and a browser session lasts by default. */
   login_challenge_ttl: number
   session_ttl: number
