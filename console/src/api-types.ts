@@ -10,29 +10,7 @@ export interface paths {
             cookie?: never;
         };
         /** Liveness */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The process answers */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {string} */
-                            status: "ok";
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["getLiveness"];
         put?: never;
         post?: never;
         delete?: never;
@@ -49,38 +27,7 @@ export interface paths {
             cookie?: never;
         };
         /** Readiness: the database answers */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The database answers */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {string} */
-                            status: "ok";
-                        };
-                    };
-                };
-                /** @description service_unavailable: the database is unreachable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["getReadiness"];
         put?: never;
         post?: never;
         delete?: never;
@@ -97,104 +44,10 @@ export interface paths {
             cookie?: never;
         };
         /** Lists accounts */
-        get: {
-            parameters: {
-                query: {
-                    limit: number;
-                    cursor?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description A page of accounts, oldest first */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: components["schemas"]["Account"][];
-                            /** @description Pass as cursor for the next page; null on the last */
-                            next_cursor: string | null;
-                        };
-                    };
-                };
-                /** @description The request was refused; the problem document says why (code) */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["listAccounts"];
         put?: never;
         /** Creates an account with its keys, settings and first management client */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        name: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description The account, created with its keys, settings and first management client */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            account: components["schemas"]["Account"];
-                            /** @description The account's first management client; its secret is shown only here */
-                            admin_client: {
-                                client_id: string;
-                                client_secret: string;
-                            };
-                        };
-                    };
-                };
-                /** @description The request was refused; the problem document says why (code) */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["createAccount"];
         delete?: never;
         options?: never;
         head?: never;
@@ -209,98 +62,14 @@ export interface paths {
             cookie?: never;
         };
         /** Reads an account */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    accountId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The account */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Account"];
-                    };
-                };
-                /** @description The request was refused; the problem document says why (code) */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["getAccount"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
         head?: never;
         /** Disables or enables an account */
-        patch: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    accountId: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        status: "active" | "disabled";
-                    };
-                };
-            };
-            responses: {
-                /** @description The account as changed */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Account"];
-                    };
-                };
-                /** @description The request was refused; the problem document says why (code) */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        patch: operations["updateAccount"];
         trace?: never;
     };
     "/accounts/{accountId}/console-links": {
@@ -313,61 +82,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Makes a single-use sign-in link to the console for the account */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    accountId: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description Space-separated management scopes the console gets (default: herald:webhooks:read herald:webhooks:write herald:events:publish) */
-                        scope?: string;
-                        /** @description Seconds the link stays usable (at most and by default 600) */
-                        expires_in?: number;
-                    };
-                };
-            };
-            responses: {
-                /** @description A single-use sign-in link to the console */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description The console's address with the link's code in its fragment; open it once */
-                            url: string;
-                            /** Format: date-time */
-                            expires_at: string;
-                            scope: string;
-                        };
-                    };
-                };
-                /** @description The request was refused; the problem document says why (code) */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["createConsoleLink"];
         delete?: never;
         options?: never;
         head?: never;
@@ -382,50 +97,7 @@ export interface paths {
             cookie?: never;
         };
         /** The account's public signing keys (RFC 7517) */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    accountId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The JWK set (RFC 7517 §5) */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            keys: {
-                                [key: string]: unknown;
-                            }[];
-                        };
-                    };
-                };
-                /** @description The request was refused; the problem document says why (code) */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["getJwks"];
         put?: never;
         post?: never;
         delete?: never;
@@ -442,48 +114,7 @@ export interface paths {
             cookie?: never;
         };
         /** Lists the account's signing keys and their lifecycle */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    accountId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The account's keys */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: components["schemas"]["Key"][];
-                        };
-                    };
-                };
-                /** @description The request was refused; the problem document says why (code) */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["listKeys"];
         put?: never;
         post?: never;
         delete?: never;
@@ -502,48 +133,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Rotates the signing keys: the new ones are published now and sign once cached JWKS have expired */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    accountId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The account's keys after the rotation */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: components["schemas"]["Key"][];
-                        };
-                    };
-                };
-                /** @description The request was refused; the problem document says why (code) */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["rotateKeys"];
         delete?: never;
         options?: never;
         head?: never;
@@ -560,47 +150,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Revokes a key at once (a compromised key): it leaves the JWKS and signs nothing more */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    accountId: string;
-                    kid: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The revoked key */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Key"];
-                    };
-                };
-                /** @description The request was refused; the problem document says why (code) */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["revokeKey"];
         delete?: never;
         options?: never;
         head?: never;
@@ -617,104 +167,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Token endpoint */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    accountId: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/x-www-form-urlencoded": {
-                        /** @description The grant type: `authorization_code`, `refresh_token` or `client_credentials` */
-                        grant_type: string;
-                        /** @description authorization_code: the code from the authorization response */
-                        code?: string;
-                        /** @description authorization_code: the redirect_uri of the authorization request */
-                        redirect_uri?: string;
-                        /** @description authorization_code: the PKCE verifier (RFC 7636) */
-                        code_verifier?: string;
-                        /** @description refresh_token: the refresh token */
-                        refresh_token?: string;
-                        /** @description Space-separated scopes; omitted means all the client may request */
-                        scope?: string;
-                        /** @description RFC 8707 resource indicator */
-                        resource?: string | string[];
-                        /** @description client_secret_post, or the client an assertion names (optional then) */
-                        client_id?: string;
-                        /** @description client_secret_post: the secret in the body rather than in HTTP Basic */
-                        client_secret?: string;
-                        /** @description urn:ietf:params:oauth:client-assertion-type:jwt-bearer (RFC 7523) */
-                        client_assertion_type?: string;
-                        /** @description A JWT signed with a key of the client (private_key_jwt) */
-                        client_assertion?: string;
-                    } & {
-                        [key: string]: unknown;
-                    };
-                };
-            };
-            responses: {
-                /** @description The access token (RFC 6749 §5.1) */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            access_token: string;
-                            /** @enum {string} */
-                            token_type: "Bearer";
-                            /** @description Seconds until the access token expires */
-                            expires_in: number;
-                            scope: string;
-                            /** @description A refresh token (rotated on every use), when the client may refresh and, for OpenID Connect, offline_access was granted */
-                            refresh_token?: string;
-                            /** @description authorization_code with `openid` granted: the ID token (OpenID Connect Core §3.1.3.3) */
-                            id_token?: string;
-                        };
-                    };
-                };
-                /** @description The request is invalid: invalid_request, invalid_grant, invalid_scope, unsupported_grant_type, … */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["OAuthError"];
-                    };
-                };
-                /** @description invalid_client: client authentication failed (with WWW-Authenticate after HTTP Basic) */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["OAuthError"];
-                    };
-                };
-                /** @description The account does not exist or is disabled */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description server_error, or temporarily_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["OAuthError"];
-                    };
-                };
-            };
-        };
+        post: operations["issueToken"];
         delete?: never;
         options?: never;
         head?: never;
@@ -731,95 +184,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Token introspection (RFC 7662): any authenticated client of the account may ask */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    accountId: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/x-www-form-urlencoded": {
-                        /** @description The token, as the client received it */
-                        token: string;
-                        /** @description `access_token` or `refresh_token`. Herald looks the token up by its content and ignores the hint, as RFC 7009 §2.1 allows */
-                        token_type_hint?: string;
-                        /** @description client_secret_post, or the client an assertion names (optional then) */
-                        client_id?: string;
-                        /** @description client_secret_post: the secret in the body rather than in HTTP Basic */
-                        client_secret?: string;
-                        /** @description urn:ietf:params:oauth:client-assertion-type:jwt-bearer (RFC 7523) */
-                        client_assertion_type?: string;
-                        /** @description A JWT signed with a key of the client (private_key_jwt) */
-                        client_assertion?: string;
-                    } & {
-                        [key: string]: unknown;
-                    };
-                };
-            };
-            responses: {
-                /** @description Whether the token is active and, if it is, its claims (RFC 7662 §2.2) */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            active: boolean;
-                            scope?: string;
-                            client_id?: string;
-                            /** @enum {string} */
-                            token_type?: "Bearer";
-                            exp?: number;
-                            iat?: number;
-                            sub?: string;
-                            aud?: string | string[];
-                            iss?: string;
-                            jti?: string;
-                        };
-                    };
-                };
-                /** @description The request is invalid: invalid_request, invalid_grant, invalid_scope, unsupported_grant_type, … */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["OAuthError"];
-                    };
-                };
-                /** @description invalid_client: client authentication failed (with WWW-Authenticate after HTTP Basic) */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["OAuthError"];
-                    };
-                };
-                /** @description The account does not exist or is disabled */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description server_error, or temporarily_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["OAuthError"];
-                    };
-                };
-            };
-        };
+        post: operations["introspectToken"];
         delete?: never;
         options?: never;
         head?: never;
@@ -836,81 +201,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Token revocation (RFC 7009): only the client the token was issued to may revoke it */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    accountId: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/x-www-form-urlencoded": {
-                        /** @description The token, as the client received it */
-                        token: string;
-                        /** @description `access_token` or `refresh_token`. Herald looks the token up by its content and ignores the hint, as RFC 7009 §2.1 allows */
-                        token_type_hint?: string;
-                        /** @description client_secret_post, or the client an assertion names (optional then) */
-                        client_id?: string;
-                        /** @description client_secret_post: the secret in the body rather than in HTTP Basic */
-                        client_secret?: string;
-                        /** @description urn:ietf:params:oauth:client-assertion-type:jwt-bearer (RFC 7523) */
-                        client_assertion_type?: string;
-                        /** @description A JWT signed with a key of the client (private_key_jwt) */
-                        client_assertion?: string;
-                    } & {
-                        [key: string]: unknown;
-                    };
-                };
-            };
-            responses: {
-                /** @description The token is revoked, or there was nothing this client could revoke */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description The request is invalid: invalid_request, invalid_grant, invalid_scope, unsupported_grant_type, … */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["OAuthError"];
-                    };
-                };
-                /** @description invalid_client: client authentication failed (with WWW-Authenticate after HTTP Basic) */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["OAuthError"];
-                    };
-                };
-                /** @description The account does not exist or is disabled */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description server_error, or temporarily_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["OAuthError"];
-                    };
-                };
-            };
-        };
+        post: operations["revokeToken"];
         delete?: never;
         options?: never;
         head?: never;
@@ -925,152 +216,10 @@ export interface paths {
             cookie?: never;
         };
         /** Authorization endpoint (authorization code with PKCE) */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description `code` */
-                    response_type?: string;
-                    client_id?: string;
-                    /** @description Exactly as registered; a native app's loopback IP URI may change its port (RFC 8252 §7.3) */
-                    redirect_uri?: string;
-                    scope?: string;
-                    state?: string;
-                    nonce?: string;
-                    /** @description PKCE (RFC 7636), S256 only */
-                    code_challenge?: string;
-                    /** @description `S256` */
-                    code_challenge_method?: string;
-                    /** @description `query` (default) or `form_post` */
-                    response_mode?: string;
-                    /** @description `none`, `login` or `consent` */
-                    prompt?: string;
-                    max_age?: string;
-                    login_hint?: string;
-                    acr_values?: string;
-                    ui_locales?: string;
-                    /** @description RFC 8707 resource indicator */
-                    resource?: string;
-                    /** @description A pushed request (RFC 9126) */
-                    request_uri?: string;
-                    /** @description Set by Herald in the login app's `redirect_to` */
-                    login_verifier?: string;
-                    /** @description Set by Herald in the consent app's `redirect_to` */
-                    consent_verifier?: string;
-                };
-                header?: never;
-                path: {
-                    accountId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description To the account's login or consent app, or to the client's redirect_uri with `code` (or `error`), `state` and `iss` */
-                302: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": unknown;
-                    };
-                };
-                /** @description The same, after a POST */
-                303: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": unknown;
-                    };
-                };
-                /** @description A request that cannot be answered at a verified redirect_uri, unless the account has an error_url */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "text/plain": string;
-                    };
-                };
-            };
-        };
+        get: operations["authorize"];
         put?: never;
         /** Authorization endpoint (authorization code with PKCE) */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    accountId: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/x-www-form-urlencoded": {
-                        /** @description `code` */
-                        response_type?: string;
-                        client_id?: string;
-                        /** @description Exactly as registered; a native app's loopback IP URI may change its port (RFC 8252 §7.3) */
-                        redirect_uri?: string;
-                        scope?: string;
-                        state?: string;
-                        nonce?: string;
-                        /** @description PKCE (RFC 7636), S256 only */
-                        code_challenge?: string;
-                        /** @description `S256` */
-                        code_challenge_method?: string;
-                        /** @description `query` (default) or `form_post` */
-                        response_mode?: string;
-                        /** @description `none`, `login` or `consent` */
-                        prompt?: string;
-                        max_age?: string;
-                        login_hint?: string;
-                        acr_values?: string;
-                        ui_locales?: string;
-                        /** @description RFC 8707 resource indicator */
-                        resource?: string;
-                        /** @description A pushed request (RFC 9126) */
-                        request_uri?: string;
-                        /** @description Set by Herald in the login app's `redirect_to` */
-                        login_verifier?: string;
-                        /** @description Set by Herald in the consent app's `redirect_to` */
-                        consent_verifier?: string;
-                    } & {
-                        [key: string]: unknown;
-                    };
-                };
-            };
-            responses: {
-                /** @description To the account's login or consent app, or to the client's redirect_uri with `code` (or `error`), `state` and `iss` */
-                302: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": unknown;
-                    };
-                };
-                /** @description The same, after a POST */
-                303: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": unknown;
-                    };
-                };
-                /** @description A request that cannot be answered at a verified redirect_uri, unless the account has an error_url */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "text/plain": string;
-                    };
-                };
-            };
-        };
+        post: operations["authorizeWithPost"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1087,83 +236,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Pushed authorization request (RFC 9126) */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    accountId: string;
-                };
-                cookie?: never;
-            };
-            /** @description The authorization request parameters, and the client authentication */
-            requestBody: {
-                content: {
-                    "application/x-www-form-urlencoded": {
-                        /** @description client_secret_post, or the client an assertion names (optional then) */
-                        client_id?: string;
-                        /** @description client_secret_post: the secret in the body rather than in HTTP Basic */
-                        client_secret?: string;
-                        /** @description urn:ietf:params:oauth:client-assertion-type:jwt-bearer (RFC 7523) */
-                        client_assertion_type?: string;
-                        /** @description A JWT signed with a key of the client (private_key_jwt) */
-                        client_assertion?: string;
-                    } & {
-                        [key: string]: unknown;
-                    };
-                };
-            };
-            responses: {
-                /** @description RFC 9126 §2.2 */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            request_uri: string;
-                            expires_in: number;
-                        };
-                    };
-                };
-                /** @description The request is invalid: invalid_request, invalid_grant, invalid_scope, unsupported_grant_type, … */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["OAuthError"];
-                    };
-                };
-                /** @description invalid_client: client authentication failed (with WWW-Authenticate after HTTP Basic) */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["OAuthError"];
-                    };
-                };
-                /** @description The account does not exist or is disabled */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description server_error, or temporarily_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["OAuthError"];
-                    };
-                };
-            };
-        };
+        post: operations["pushAuthorizationRequest"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1178,132 +251,10 @@ export interface paths {
             cookie?: never;
         };
         /** UserInfo (OpenID Connect Core §5.3) */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    accountId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The subject and the claims the consent gave, those of the token's scope (OpenID Connect Core §5.3.2, §5.4) */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            sub: string;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-                /** @description The request is invalid: invalid_request, invalid_grant, invalid_scope, unsupported_grant_type, … */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["OAuthError"];
-                    };
-                };
-                /** @description invalid_client: client authentication failed (with WWW-Authenticate after HTTP Basic) */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["OAuthError"];
-                    };
-                };
-                /** @description The account does not exist or is disabled */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description server_error, or temporarily_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["OAuthError"];
-                    };
-                };
-            };
-        };
+        get: operations["getUserInfo"];
         put?: never;
         /** UserInfo (OpenID Connect Core §5.3) */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    accountId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The subject and the claims the consent gave, those of the token's scope (OpenID Connect Core §5.3.2, §5.4) */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            sub: string;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-                /** @description The request is invalid: invalid_request, invalid_grant, invalid_scope, unsupported_grant_type, … */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["OAuthError"];
-                    };
-                };
-                /** @description invalid_client: client authentication failed (with WWW-Authenticate after HTTP Basic) */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["OAuthError"];
-                    };
-                };
-                /** @description The account does not exist or is disabled */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description server_error, or temporarily_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["OAuthError"];
-                    };
-                };
-            };
-        };
+        post: operations["getUserInfoWithPost"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1318,132 +269,10 @@ export interface paths {
             cookie?: never;
         };
         /** RP-initiated logout (OpenID Connect RP-Initiated Logout 1.0) */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description An ID token Herald issued to the client (expired ones too) */
-                    id_token_hint?: string;
-                    client_id?: string;
-                    /** @description One of the client's post_logout_redirect_uris, exactly */
-                    post_logout_redirect_uri?: string;
-                    state?: string;
-                    ui_locales?: string;
-                    /** @description Set by Herald in the logout app's `redirect_to` */
-                    logout_verifier?: string;
-                };
-                header?: never;
-                path: {
-                    accountId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Signed out, with no page of the client to return to (text/plain) */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "text/plain": string;
-                    };
-                };
-                /** @description To the account's logout app, or back to the client's post_logout_redirect_uri with `state` */
-                302: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": unknown;
-                    };
-                };
-                /** @description The same, after a POST */
-                303: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": unknown;
-                    };
-                };
-                /** @description A request Herald cannot act on, unless the account has an error_url */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "text/plain": string;
-                    };
-                };
-            };
-        };
+        get: operations["logout"];
         put?: never;
         /** RP-initiated logout (OpenID Connect RP-Initiated Logout 1.0) */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    accountId: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/x-www-form-urlencoded": {
-                        /** @description An ID token Herald issued to the client (expired ones too) */
-                        id_token_hint?: string;
-                        client_id?: string;
-                        /** @description One of the client's post_logout_redirect_uris, exactly */
-                        post_logout_redirect_uri?: string;
-                        state?: string;
-                        ui_locales?: string;
-                        /** @description Set by Herald in the logout app's `redirect_to` */
-                        logout_verifier?: string;
-                    } & {
-                        [key: string]: unknown;
-                    };
-                };
-            };
-            responses: {
-                /** @description Signed out, with no page of the client to return to (text/plain) */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "text/plain": string;
-                    };
-                };
-                /** @description To the account's logout app, or back to the client's post_logout_redirect_uri with `state` */
-                302: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": unknown;
-                    };
-                };
-                /** @description The same, after a POST */
-                303: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": unknown;
-                    };
-                };
-                /** @description A request Herald cannot act on, unless the account has an error_url */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "text/plain": string;
-                    };
-                };
-            };
-        };
+        post: operations["logoutWithPost"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1458,46 +287,7 @@ export interface paths {
             cookie?: never;
         };
         /** A login request waiting for the account's app */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    challenge: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The login request */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["LoginRequest"];
-                    };
-                };
-                /** @description The request was refused; the problem document says why (code) */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["getLoginRequest"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1516,63 +306,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Accepts the login request */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    challenge: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description The user's stable identifier in the account's app */
-                        subject: string;
-                        /** @description Remember the login in this browser, so later logins are skipped */
-                        remember?: boolean;
-                        /** @description Seconds; 0 or absent: the account default (login) or until revoked (consent) */
-                        remember_for?: number;
-                        acr?: string;
-                        amr?: string[];
-                        /** @description Passed on to the consent request */
-                        context?: {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-            responses: {
-                /** @description Where the app sends the browser next */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ChallengeAnswer"];
-                    };
-                };
-                /** @description The request was refused; the problem document says why (code) */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["acceptLoginRequest"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1589,57 +323,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Rejects the login request; the client receives the error */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    challenge: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /**
-                         * @description The OAuth error the client receives
-                         * @enum {unknown}
-                         */
-                        error: "access_denied" | "login_required" | "consent_required" | "interaction_required" | "invalid_request" | "invalid_scope" | "server_error" | "temporarily_unavailable";
-                        error_description?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Where the app sends the browser next */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ChallengeAnswer"];
-                    };
-                };
-                /** @description The request was refused; the problem document says why (code) */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["rejectLoginRequest"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1654,46 +338,7 @@ export interface paths {
             cookie?: never;
         };
         /** A consent request waiting for the account's app */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    challenge: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The consent request */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ConsentRequest"];
-                    };
-                };
-                /** @description The request was refused; the problem document says why (code) */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["getConsentRequest"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1712,67 +357,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Accepts the consent request */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    challenge: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description A subset of requested_scope */
-                        grant_scope: string[];
-                        /** @description A subset of requested_audience */
-                        grant_audience?: string[];
-                        remember?: boolean;
-                        /** @description Seconds; 0 or absent: the account default (login) or until revoked (consent) */
-                        remember_for?: number;
-                        /** @description Claims for the ID token (and userinfo) and for the access token; claims Herald sets are refused */
-                        session?: {
-                            id_token?: {
-                                [key: string]: unknown;
-                            };
-                            access_token?: {
-                                [key: string]: unknown;
-                            };
-                        };
-                    };
-                };
-            };
-            responses: {
-                /** @description Where the app sends the browser next */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ChallengeAnswer"];
-                    };
-                };
-                /** @description The request was refused; the problem document says why (code) */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["acceptConsentRequest"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1789,57 +374,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Rejects the consent request; the client receives the error */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    challenge: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /**
-                         * @description The OAuth error the client receives
-                         * @enum {unknown}
-                         */
-                        error: "access_denied" | "login_required" | "consent_required" | "interaction_required" | "invalid_request" | "invalid_scope" | "server_error" | "temporarily_unavailable";
-                        error_description?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Where the app sends the browser next */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ChallengeAnswer"];
-                    };
-                };
-                /** @description The request was refused; the problem document says why (code) */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["rejectConsentRequest"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1854,100 +389,11 @@ export interface paths {
             cookie?: never;
         };
         /** A subject's live browser sessions, newest first */
-        get: {
-            parameters: {
-                query: {
-                    limit: number;
-                    cursor?: string;
-                    /** @description The user's subject, as the login app gave it */
-                    subject: string;
-                };
-                header?: never;
-                path: {
-                    accountId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description A page of sessions */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: components["schemas"]["Session"][];
-                            /** @description Pass as cursor for the next page; null on the last */
-                            next_cursor: string | null;
-                        };
-                    };
-                };
-                /** @description The request was refused; the problem document says why (code) */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["listSessions"];
         put?: never;
         post?: never;
         /** Ends a subject's sessions (or one): its browsers sign in anew; emits oauth.session.ended */
-        delete: {
-            parameters: {
-                query: {
-                    /** @description The user's subject, as the login app gave it */
-                    subject: string;
-                    session_id?: string;
-                };
-                header?: never;
-                path: {
-                    accountId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Ended */
-                204: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description The request was refused; the problem document says why (code) */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        delete: operations["endSessions"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1961,101 +407,11 @@ export interface paths {
             cookie?: never;
         };
         /** A subject's remembered consents */
-        get: {
-            parameters: {
-                query: {
-                    limit: number;
-                    cursor?: string;
-                    /** @description The user's subject, as the login app gave it */
-                    subject: string;
-                    client_id?: string;
-                };
-                header?: never;
-                path: {
-                    accountId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description A page of consents */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: components["schemas"]["Consent"][];
-                            /** @description Pass as cursor for the next page; null on the last */
-                            next_cursor: string | null;
-                        };
-                    };
-                };
-                /** @description The request was refused; the problem document says why (code) */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["listConsents"];
         put?: never;
         post?: never;
         /** Revokes a subject's consents (to one client, or all) and every grant made under them; emits oauth.consent.revoked */
-        delete: {
-            parameters: {
-                query: {
-                    /** @description The user's subject, as the login app gave it */
-                    subject: string;
-                    client_id?: string;
-                };
-                header?: never;
-                path: {
-                    accountId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Revoked */
-                204: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description The request was refused; the problem document says why (code) */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        delete: operations["revokeConsents"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2069,46 +425,7 @@ export interface paths {
             cookie?: never;
         };
         /** A logout waiting for the account's app */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    challenge: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The logout request */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["LogoutRequest"];
-                    };
-                };
-                /** @description The request was refused; the problem document says why (code) */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["getLogoutRequest"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2130,46 +447,7 @@ export interface paths {
          * Accepts the logout: the session ends
          * @description The same answer sent again gets the same `redirect_to`; the other answer is a 409.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    challenge: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Where the app sends the browser next */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["LogoutAnswer"];
-                    };
-                };
-                /** @description The request was refused; the problem document says why (code) */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["acceptLogoutRequest"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2189,46 +467,7 @@ export interface paths {
          * Rejects the logout: the session stays
          * @description The same answer sent again gets the same `redirect_to`; the other answer is a 409.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    challenge: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Where the app sends the browser next */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["LogoutAnswer"];
-                    };
-                };
-                /** @description The request was refused; the problem document says why (code) */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["rejectLogoutRequest"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2243,48 +482,7 @@ export interface paths {
             cookie?: never;
         };
         /** Authorization server metadata (RFC 8414, OpenID Connect Discovery) */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    accountId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The metadata document (RFC 8414 §2, OpenID Connect Discovery 1.0 §3) */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-                /** @description The request was refused; the problem document says why (code) */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["getOpenIdConfiguration"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2301,48 +499,7 @@ export interface paths {
             cookie?: never;
         };
         /** Authorization server metadata (RFC 8414, OpenID Connect Discovery) */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    accountId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The metadata document (RFC 8414 §2, OpenID Connect Discovery 1.0 §3) */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-                /** @description The request was refused; the problem document says why (code) */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["getIssuerAuthorizationServerMetadata"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2361,60 +518,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Exchanges a console sign-in link's code, once, for a short-lived management token */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    accountId: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description The `link` parameter of the link's fragment */
-                        code: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description A management token of the account's original management client, with the link's scopes */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            access_token: string;
-                            /** @enum {string} */
-                            token_type: "Bearer";
-                            /** @description At most 900 seconds */
-                            expires_in: number;
-                            scope: string;
-                        };
-                    };
-                };
-                /** @description The request was refused; the problem document says why (code) */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["exchangeConsoleLink"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2429,133 +533,14 @@ export interface paths {
             cookie?: never;
         };
         /** The account's token and webhook settings */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    accountId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The account's settings */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Settings"];
-                    };
-                };
-                /** @description The request was refused; the problem document says why (code) */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["getSettings"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
         head?: never;
         /** Changes the account's token and webhook settings; new tokens and delivery attempts follow them at once */
-        patch: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    accountId: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description Access token lifetime, in seconds */
-                        access_token_ttl?: number;
-                        /** @description How long an unused refresh token stays valid, in seconds */
-                        refresh_token_idle_ttl?: number;
-                        /** @description How long a grant can be refreshed at all, in seconds */
-                        refresh_token_absolute_ttl?: number;
-                        /** @description ID token lifetime, in seconds */
-                        id_token_ttl?: number;
-                        /** @description Authorization code lifetime, in seconds */
-                        authorization_code_ttl?: number;
-                        /** @description `aud` of access tokens when neither the request nor the client names one; null means the issuer */
-                        default_audience?: string | null;
-                        /** @enum {unknown} */
-                        access_token_signing_alg?: "ES256" | "RS256";
-                        /** @description Seconds to wait before each retry of a failed webhook delivery (each varied by ±20%); the first attempt is immediate */
-                        webhook_retry_schedule?: number[];
-                        /** @description Days finished deliveries, their attempts and events are kept */
-                        webhook_retention_days?: number;
-                        /** @description Seconds an endpoint may keep failing, without one success, before it is disabled */
-                        webhook_disable_after?: number;
-                        /** @description The account's login page: authorize sends the browser there with a `login_challenge`; https, or http on loopback; null when unset */
-                        login_url?: string | null;
-                        /** @description The account's consent page: the browser comes there with a `consent_challenge`; https, or http on loopback; null when unset */
-                        consent_url?: string | null;
-                        /** @description The account's logout confirmation page; https, or http on loopback; null when unset */
-                        logout_url?: string | null;
-                        /** @description Where authorize shows errors it must not send to an unverified redirect_uri (with `error` and `error_description`); https, or http on loopback; null when unset */
-                        error_url?: string | null;
-                        /** @description How long a login or consent challenge can be answered, in seconds */
-                        login_challenge_ttl?: number;
-                        /** @description How long a remembered browser session lasts unless the login says otherwise, in seconds */
-                        session_ttl?: number;
-                        /** @description Authorization requests must be pushed first (RFC 9126) */
-                        require_par?: boolean;
-                        /** @description How long a spent refresh token still answers with the same successor (a retried request) instead of revoking its grant, in seconds */
-                        refresh_token_reuse_interval?: number;
-                    };
-                };
-            };
-            responses: {
-                /** @description The settings as changed */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Settings"];
-                    };
-                };
-                /** @description The request was refused; the problem document says why (code) */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        patch: operations["updateSettings"];
         trace?: never;
     };
     "/accounts/{accountId}/oauth/scopes": {
@@ -2566,102 +551,10 @@ export interface paths {
             cookie?: never;
         };
         /** Lists the account's scopes by name */
-        get: {
-            parameters: {
-                query: {
-                    limit: number;
-                    cursor?: string;
-                };
-                header?: never;
-                path: {
-                    accountId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description A page of scopes */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: components["schemas"]["Scope"][];
-                            /** @description Pass as cursor for the next page; null on the last */
-                            next_cursor: string | null;
-                        };
-                    };
-                };
-                /** @description The request was refused; the problem document says why (code) */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["listScopes"];
         put?: never;
         /** Registers a scope */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    accountId: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        name: string;
-                        description?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description The scope */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Scope"];
-                    };
-                };
-                /** @description The request was refused; the problem document says why (code) */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["createScope"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2676,139 +569,15 @@ export interface paths {
             cookie?: never;
         };
         /** Reads a scope */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    accountId: string;
-                    name: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The scope */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Scope"];
-                    };
-                };
-                /** @description The request was refused; the problem document says why (code) */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["getScope"];
         put?: never;
         post?: never;
         /** Deletes a scope no client allows any more */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    accountId: string;
-                    name: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The scope is deleted */
-                204: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description The request was refused; the problem document says why (code) */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        delete: operations["deleteScope"];
         options?: never;
         head?: never;
         /** Changes a scope's description */
-        patch: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    accountId: string;
-                    name: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        description: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description The scope as changed */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Scope"];
-                    };
-                };
-                /** @description The request was refused; the problem document says why (code) */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        patch: operations["updateScope"];
         trace?: never;
     };
     "/accounts/{accountId}/oauth/clients": {
@@ -2819,150 +588,10 @@ export interface paths {
             cookie?: never;
         };
         /** Lists the account's clients, oldest first */
-        get: {
-            parameters: {
-                query: {
-                    limit: number;
-                    cursor?: string;
-                };
-                header?: never;
-                path: {
-                    accountId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description A page of clients */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: components["schemas"]["Client"][];
-                            /** @description Pass as cursor for the next page; null on the last */
-                            next_cursor: string | null;
-                        };
-                    };
-                };
-                /** @description The request was refused; the problem document says why (code) */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["listClients"];
         put?: never;
         /** Registers a client (RFC 7591 metadata) */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    accountId: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        client_name?: string;
-                        redirect_uris?: string[];
-                        post_logout_redirect_uris?: string[];
-                        grant_types?: ("authorization_code" | "refresh_token" | "client_credentials")[];
-                        response_types?: "code"[];
-                        /** @enum {unknown} */
-                        token_endpoint_auth_method?: "client_secret_basic" | "client_secret_post" | "private_key_jwt" | "none";
-                        /** @description Space-separated scopes the client may request; each must exist in the account */
-                        scope?: string;
-                        /** @enum {unknown} */
-                        application_type?: "web" | "native";
-                        jwks?: {
-                            keys: ({
-                                kty: string;
-                            } & {
-                                [key: string]: unknown;
-                            })[];
-                        } | null;
-                        jwks_uri?: string | null;
-                        contacts?: string[];
-                        client_uri?: string | null;
-                        logo_uri?: string | null;
-                        policy_uri?: string | null;
-                        tos_uri?: string | null;
-                        /** @description Resources (RFC 8707) this client may request tokens for; the first is the default `aud` */
-                        audience?: string[];
-                        allowed_cors_origins?: string[];
-                        /** @description Narrows the account's lifetime for this client, in seconds */
-                        access_token_ttl?: number | null;
-                        /** @description Narrows the account's lifetime for this client, in seconds */
-                        id_token_ttl?: number | null;
-                        /** @description Narrows the account's lifetime for this client, in seconds */
-                        refresh_token_idle_ttl?: number | null;
-                        /** @description Narrows the account's lifetime for this client, in seconds */
-                        refresh_token_absolute_ttl?: number | null;
-                        /** @description A trusted first-party client: sign-in goes on without asking the consent app */
-                        skip_consent?: boolean;
-                        /**
-                         * @description How ID tokens for this client are signed (OpenID Connect Dynamic Registration §2)
-                         * @enum {unknown}
-                         */
-                        id_token_signed_response_alg?: "RS256" | "ES256";
-                        /** @description Authorization requests must carry an S256 code_challenge; only a confidential client may turn it off */
-                        require_pkce?: boolean;
-                        /** @description Authorization requests must be pushed first (RFC 9126 §6) */
-                        require_pushed_authorization_requests?: boolean;
-                        /** @description Where Herald POSTs a logout token when a session the client took part in ends (OpenID Connect Back-Channel Logout 1.0); vetted like a webhook URL */
-                        backchannel_logout_uri?: string | null;
-                        /** @description The logout token must carry `sid`; Herald always sends both `sub` and `sid` */
-                        backchannel_logout_session_required?: boolean;
-                    };
-                };
-            };
-            responses: {
-                /** @description The client, with its secret if it has one */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Client"];
-                    };
-                };
-                /** @description The request was refused; the problem document says why (code) */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["createClient"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2977,188 +606,15 @@ export interface paths {
             cookie?: never;
         };
         /** Reads a client */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    accountId: string;
-                    clientId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The client */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Client"];
-                    };
-                };
-                /** @description The request was refused; the problem document says why (code) */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["getClient"];
         put?: never;
         post?: never;
         /** Deletes a client; its tokens stop being issued and introspect inactive */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    accountId: string;
-                    clientId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The client is deleted */
-                204: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description The request was refused; the problem document says why (code) */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        delete: operations["deleteClient"];
         options?: never;
         head?: never;
         /** Changes a client's metadata; the result is validated as a whole */
-        patch: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    accountId: string;
-                    clientId: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        client_name?: string;
-                        redirect_uris?: string[];
-                        post_logout_redirect_uris?: string[];
-                        grant_types?: ("authorization_code" | "refresh_token" | "client_credentials")[];
-                        response_types?: "code"[];
-                        /** @enum {unknown} */
-                        token_endpoint_auth_method?: "client_secret_basic" | "client_secret_post" | "private_key_jwt" | "none";
-                        /** @description Space-separated scopes the client may request; each must exist in the account */
-                        scope?: string;
-                        /** @enum {unknown} */
-                        application_type?: "web" | "native";
-                        jwks?: {
-                            keys: ({
-                                kty: string;
-                            } & {
-                                [key: string]: unknown;
-                            })[];
-                        } | null;
-                        jwks_uri?: string | null;
-                        contacts?: string[];
-                        client_uri?: string | null;
-                        logo_uri?: string | null;
-                        policy_uri?: string | null;
-                        tos_uri?: string | null;
-                        /** @description Resources (RFC 8707) this client may request tokens for; the first is the default `aud` */
-                        audience?: string[];
-                        allowed_cors_origins?: string[];
-                        /** @description Narrows the account's lifetime for this client, in seconds */
-                        access_token_ttl?: number | null;
-                        /** @description Narrows the account's lifetime for this client, in seconds */
-                        id_token_ttl?: number | null;
-                        /** @description Narrows the account's lifetime for this client, in seconds */
-                        refresh_token_idle_ttl?: number | null;
-                        /** @description Narrows the account's lifetime for this client, in seconds */
-                        refresh_token_absolute_ttl?: number | null;
-                        /** @description A trusted first-party client: sign-in goes on without asking the consent app */
-                        skip_consent?: boolean;
-                        /**
-                         * @description How ID tokens for this client are signed (OpenID Connect Dynamic Registration §2)
-                         * @enum {unknown}
-                         */
-                        id_token_signed_response_alg?: "RS256" | "ES256";
-                        /** @description Authorization requests must carry an S256 code_challenge; only a confidential client may turn it off */
-                        require_pkce?: boolean;
-                        /** @description Authorization requests must be pushed first (RFC 9126 §6) */
-                        require_pushed_authorization_requests?: boolean;
-                        /** @description Where Herald POSTs a logout token when a session the client took part in ends (OpenID Connect Back-Channel Logout 1.0); vetted like a webhook URL */
-                        backchannel_logout_uri?: string | null;
-                        /** @description The logout token must carry `sid`; Herald always sends both `sub` and `sid` */
-                        backchannel_logout_session_required?: boolean;
-                    };
-                };
-            };
-            responses: {
-                /** @description The client as changed */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Client"];
-                    };
-                };
-                /** @description The request was refused; the problem document says why (code) */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        patch: operations["updateClient"];
         trace?: never;
     };
     "/accounts/{accountId}/oauth/clients/{clientId}/secret": {
@@ -3171,47 +627,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Replaces the client's secret at once; the new one is shown only here */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    accountId: string;
-                    clientId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The client with its new secret */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Client"];
-                    };
-                };
-                /** @description The request was refused; the problem document says why (code) */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["rotateClientSecret"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3226,113 +642,10 @@ export interface paths {
             cookie?: never;
         };
         /** Lists the account's endpoints, oldest first */
-        get: {
-            parameters: {
-                query: {
-                    limit: number;
-                    cursor?: string;
-                };
-                header?: never;
-                path: {
-                    accountId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description A page of endpoints */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: components["schemas"]["Endpoint"][];
-                            /** @description Pass as cursor for the next page; null on the last */
-                            next_cursor: string | null;
-                        };
-                    };
-                };
-                /** @description The request was refused; the problem document says why (code) */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["listEndpoints"];
         put?: never;
         /** Adds an endpoint */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    accountId: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description https, and not a private, loopback or link-local address (see HERALD_WEBHOOK_ALLOWED_CIDRS) */
-                        url: string;
-                        description?: string;
-                        /** @description Your own labels; Herald only stores them. Keys are at most 64 characters, values at most 512 */
-                        metadata?: {
-                            [key: string]: string;
-                        };
-                        /** @description Deliveries per second at most, across every worker; null for no limit */
-                        rate_limit?: number | null;
-                        /** @description Attempts in flight at once, across every worker (default 20) */
-                        max_in_flight?: number;
-                        /** @description whsec_ followed by the base64 of 24 to 64 random bytes */
-                        secret?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description The endpoint */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Endpoint"];
-                    };
-                };
-                /** @description The request was refused; the problem document says why (code) */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["createEndpoint"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3347,154 +660,15 @@ export interface paths {
             cookie?: never;
         };
         /** Reads an endpoint */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    accountId: string;
-                    endpointId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The endpoint */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Endpoint"];
-                    };
-                };
-                /** @description The request was refused; the problem document says why (code) */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["getEndpoint"];
         put?: never;
         post?: never;
         /** Deletes an endpoint and its subscriptions; its unfinished deliveries become cancelled */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    accountId: string;
-                    endpointId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The endpoint is deleted */
-                204: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description The request was refused; the problem document says why (code) */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        delete: operations["deleteEndpoint"];
         options?: never;
         head?: never;
         /** Changes an endpoint; status disables or enables it */
-        patch: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    accountId: string;
-                    endpointId: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description https, and not a private, loopback or link-local address (see HERALD_WEBHOOK_ALLOWED_CIDRS) */
-                        url?: string;
-                        description?: string;
-                        /** @description Your own labels; Herald only stores them. Keys are at most 64 characters, values at most 512 */
-                        metadata?: {
-                            [key: string]: string;
-                        };
-                        /** @description Deliveries per second at most, across every worker; null for no limit */
-                        rate_limit?: number | null;
-                        /** @description Attempts in flight at once, across every worker (default 20) */
-                        max_in_flight?: number;
-                        /**
-                         * @description disabled holds new deliveries; active releases them
-                         * @enum {unknown}
-                         */
-                        status?: "active" | "disabled";
-                    };
-                };
-            };
-            responses: {
-                /** @description The endpoint as changed */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Endpoint"];
-                    };
-                };
-                /** @description The request was refused; the problem document says why (code) */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        patch: operations["updateEndpoint"];
         trace?: never;
     };
     "/accounts/{accountId}/webhooks/endpoints/{endpointId}/secret": {
@@ -3505,49 +679,7 @@ export interface paths {
             cookie?: never;
         };
         /** Reveals the endpoint's signing secret */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    accountId: string;
-                    endpointId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The current signing secret */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            secret: string;
-                        };
-                    };
-                };
-                /** @description The request was refused; the problem document says why (code) */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["getEndpointSecret"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3566,59 +698,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Replaces the signing secret; the old one keeps signing beside it for the overlap */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    accountId: string;
-                    endpointId: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description whsec_ followed by the base64 of 24 to 64 random bytes */
-                        secret?: string;
-                        /** @description How long the old secret keeps signing beside the new one (default 86400) */
-                        overlap_seconds?: number;
-                    };
-                };
-            };
-            responses: {
-                /** @description The new secret, and when the previous one stops signing */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            secret: string;
-                            previous_secret_expires_at: string | null;
-                        };
-                    };
-                };
-                /** @description The request was refused; the problem document says why (code) */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["rotateEndpointSecret"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3635,54 +715,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Queues again the endpoint's failed deliveries created since a time, as a background job */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    accountId: string;
-                    endpointId: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** Format: date-time */
-                        since: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description The recovery job, queued */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["RecoveryJob"];
-                    };
-                };
-                /** @description The request was refused; the problem document says why (code) */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["recoverEndpoint"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3699,47 +732,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Sends the endpoint, and it alone, a webhook.test event as an ordinary delivery, whatever it subscribes to; held while the endpoint is disabled */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    accountId: string;
-                    endpointId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The delivery, queued (or held: the endpoint is disabled) */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Delivery"];
-                    };
-                };
-                /** @description The request was refused; the problem document says why (code) */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["sendTestEvent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3754,47 +747,7 @@ export interface paths {
             cookie?: never;
         };
         /** Reads a recovery job */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    accountId: string;
-                    jobId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The recovery job */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["RecoveryJob"];
-                    };
-                };
-                /** @description The request was refused; the problem document says why (code) */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["getRecoveryJob"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3811,54 +764,7 @@ export interface paths {
             cookie?: never;
         };
         /** The endpoint's attempts per hour or day, by outcome, with their durations; counted as attempts are recorded */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description Start of the range (default: a day before until; at most 31 days back), rounded down to its bucket */
-                    since?: string;
-                    /** @description End of the range (default and at most: now), rounded up to its bucket */
-                    until?: string;
-                    /** @description hour (default) or day */
-                    bucket?: "hour" | "day";
-                };
-                header?: never;
-                path: {
-                    accountId: string;
-                    endpointId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The counts */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["EndpointStats"];
-                    };
-                };
-                /** @description The request was refused; the problem document says why (code) */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["getEndpointStats"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3875,104 +781,10 @@ export interface paths {
             cookie?: never;
         };
         /** Lists the account's subscriptions, oldest first */
-        get: {
-            parameters: {
-                query: {
-                    limit: number;
-                    cursor?: string;
-                    endpoint_id?: string;
-                };
-                header?: never;
-                path: {
-                    accountId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description A page of subscriptions */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: components["schemas"]["Subscription"][];
-                            /** @description Pass as cursor for the next page; null on the last */
-                            next_cursor: string | null;
-                        };
-                    };
-                };
-                /** @description The request was refused; the problem document says why (code) */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["listSubscriptions"];
         put?: never;
         /** Subscribes an endpoint to event types */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    accountId: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        endpoint_id: string;
-                        /** @description Exact types (invoice.paid), prefix patterns (invoice.*) or * */
-                        event_types: string[];
-                    };
-                };
-            };
-            responses: {
-                /** @description The subscription */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Subscription"];
-                    };
-                };
-                /** @description The request was refused; the problem document says why (code) */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["createSubscription"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3987,89 +799,11 @@ export interface paths {
             cookie?: never;
         };
         /** Reads a subscription */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    accountId: string;
-                    subscriptionId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The subscription */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Subscription"];
-                    };
-                };
-                /** @description The request was refused; the problem document says why (code) */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["getSubscription"];
         put?: never;
         post?: never;
         /** Deletes a subscription */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    accountId: string;
-                    subscriptionId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The subscription is deleted */
-                204: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description The request was refused; the problem document says why (code) */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        delete: operations["deleteSubscription"];
         options?: never;
         head?: never;
         patch?: never;
@@ -4083,117 +817,10 @@ export interface paths {
             cookie?: never;
         };
         /** Lists the account's events, newest first */
-        get: {
-            parameters: {
-                query: {
-                    limit: number;
-                    cursor?: string;
-                    type?: string;
-                };
-                header?: never;
-                path: {
-                    accountId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description A page of events */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: components["schemas"]["Event"][];
-                            /** @description Pass as cursor for the next page; null on the last */
-                            next_cursor: string | null;
-                        };
-                    };
-                };
-                /** @description The request was refused; the problem document says why (code) */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["listEvents"];
         put?: never;
         /** Publishes an event to every subscribed endpoint; a repeated idempotency_key answers with the original event */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    accountId: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description Dot-separated, e.g. invoice.paid; oauth. and webhook. are reserved */
-                        type: string;
-                        /** @description Any JSON object; the body is limited to 256 KiB */
-                        data: {
-                            [key: string]: unknown;
-                        };
-                        idempotency_key?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description The event first published with this idempotency_key */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Event"];
-                    };
-                };
-                /** @description The event, published */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Event"];
-                    };
-                };
-                /** @description The request was refused; the problem document says why (code) */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["publishEvent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4208,47 +835,7 @@ export interface paths {
             cookie?: never;
         };
         /** Reads an event */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    accountId: string;
-                    eventId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The event */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Event"];
-                    };
-                };
-                /** @description The request was refused; the problem document says why (code) */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["getEvent"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4265,53 +852,7 @@ export interface paths {
             cookie?: never;
         };
         /** Every event type Herald emits, and the custom types the account has published */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    accountId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The event types */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                name: string;
-                                description: string;
-                                example: unknown;
-                                custom: boolean;
-                            }[];
-                        };
-                    };
-                };
-                /** @description The request was refused; the problem document says why (code) */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["listEventTypes"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4328,61 +869,7 @@ export interface paths {
             cookie?: never;
         };
         /** Lists the account's deliveries, newest first */
-        get: {
-            parameters: {
-                query: {
-                    limit: number;
-                    cursor?: string;
-                    endpoint_id?: string;
-                    event_id?: string;
-                    event_type?: string;
-                    status?: "pending" | "succeeded" | "failed" | "held" | "cancelled";
-                    /** @description Created at or after */
-                    since?: string;
-                    /** @description Created before */
-                    until?: string;
-                };
-                header?: never;
-                path: {
-                    accountId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description A page of deliveries */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: components["schemas"]["Delivery"][];
-                            /** @description Pass as cursor for the next page; null on the last */
-                            next_cursor: string | null;
-                        };
-                    };
-                };
-                /** @description The request was refused; the problem document says why (code) */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["listDeliveries"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4398,48 +885,8 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Reads a delivery with every attempt */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    accountId: string;
-                    deliveryId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The delivery and every attempt, first to last */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DeliveryWithAttempts"];
-                    };
-                };
-                /** @description The request was refused; the problem document says why (code) */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        /** Reads a delivery with the body it sends and every attempt, with its request */
+        get: operations["getDelivery"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4458,47 +905,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Attempts the delivery again now; while its endpoint is disabled, holds it until the endpoint is enabled */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    accountId: string;
-                    deliveryId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The delivery, queued or held */
-                202: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Delivery"];
-                    };
-                };
-                /** @description The request was refused; the problem document says why (code) */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["retryDelivery"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4513,48 +920,7 @@ export interface paths {
             cookie?: never;
         };
         /** Authorization server metadata (RFC 8414, OpenID Connect Discovery) */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    accountId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The metadata document (RFC 8414 §2, OpenID Connect Discovery 1.0 §3) */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-                /** @description The request was refused; the problem document says why (code) */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
-                "5XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["getAuthorizationServerMetadata"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4647,6 +1013,8 @@ export interface components {
             logout_url: string | null;
             /** @description Where authorize shows errors it must not send to an unverified redirect_uri (with `error` and `error_description`); https, or http on loopback; null when unset */
             error_url: string | null;
+            /** @description Where the browser goes after a logout that names no post_logout_redirect_uri of the client's; unset, Herald shows a page of its own; https, or http on loopback; null when unset */
+            post_logout_url: string | null;
             /** @description How long a login or consent challenge can be answered, in seconds */
             login_challenge_ttl: number;
             /** @description How long a remembered browser session lasts unless the login says otherwise, in seconds */
@@ -4724,6 +1092,8 @@ export interface components {
             client_id_issued_at: number;
             /** @description Allowed reserved herald: scopes; such clients use client_credentials only */
             management: boolean;
+            /** @description The account's original management client (the admin_client its creation answered): it can't be deleted, its scopes, grants and authentication don't change, and `herald accounts reset-admin` replaces its secret */
+            admin: boolean;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -4827,6 +1197,20 @@ export interface components {
             /** Format: date-time */
             created_at: string;
         };
+        /** @description The request an attempt sent, with the delivery body */
+        SentRequest: {
+            /** @description Where the attempt went. Null on attempts recorded before Herald kept it */
+            url: string | null;
+            /** @description The Standard Webhooks headers it carried; null for a back-channel logout token */
+            headers: {
+                /** @description The event id, the same on every attempt */
+                "webhook-id": string;
+                /** @description The attempt's start, in seconds since the epoch */
+                "webhook-timestamp": string;
+                /** @description As sent: one v1 entry per secret that signed it. Null on attempts recorded before Herald kept it */
+                "webhook-signature": string | null;
+            } | null;
+        };
         Attempt: {
             number: number;
             /** Format: date-time */
@@ -4837,6 +1221,8 @@ export interface components {
             error: string | null;
             /** @description The first KiB of the response body */
             response_excerpt: string | null;
+            /** @description Null when the attempt sent nothing (signing_failed) or nothing is known of what it sent (worker_lost) */
+            request: components["schemas"]["SentRequest"] | null;
         };
         DeliveryWithAttempts: {
             id: string;
@@ -4854,6 +1240,8 @@ export interface components {
             next_attempt_at: string | null;
             /** Format: date-time */
             created_at: string;
+            /** @description The body every attempt sent, byte for byte: {type, timestamp, data}. Null for a client's back-channel logout delivery (a logout token, signed afresh per attempt and not kept) */
+            body: string | null;
             attempts: components["schemas"]["Attempt"][];
         };
         /** @description A login waiting for the login app */
@@ -4966,4 +1354,3714 @@ export interface components {
     pathItems: never;
 }
 export type $defs = Record<string, never>;
-export type operations = Record<string, never>;
+export interface operations {
+    getLiveness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The process answers */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "ok";
+                    };
+                };
+            };
+        };
+    };
+    getReadiness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The database answers */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "ok";
+                    };
+                };
+            };
+            /** @description service_unavailable: the database is unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listAccounts: {
+        parameters: {
+            query: {
+                limit: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of accounts, oldest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Account"][];
+                        /** @description Pass as cursor for the next page; null on the last */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The account, created with its keys, settings and first management client */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        account: components["schemas"]["Account"];
+                        /** @description The account's first management client; its secret is shown only here */
+                        admin_client: {
+                            client_id: string;
+                            client_secret: string;
+                        };
+                    };
+                };
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                accountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The account */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Account"];
+                };
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                accountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    status: "active" | "disabled";
+                };
+            };
+        };
+        responses: {
+            /** @description The account as changed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Account"];
+                };
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createConsoleLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                accountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Space-separated management scopes the console gets (default: herald:webhooks:read herald:webhooks:write herald:events:publish) */
+                    scope?: string;
+                    /** @description Seconds the link stays usable (at most and by default 600) */
+                    expires_in?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description A single-use sign-in link to the console */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The console's address with the link's code in its fragment; open it once */
+                        url: string;
+                        /** Format: date-time */
+                        expires_at: string;
+                        scope: string;
+                    };
+                };
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getJwks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                accountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The JWK set (RFC 7517 §5) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        keys: {
+                            [key: string]: unknown;
+                        }[];
+                    };
+                };
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                accountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The account's keys */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Key"][];
+                    };
+                };
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    rotateKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                accountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The account's keys after the rotation */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Key"][];
+                    };
+                };
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    revokeKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                accountId: string;
+                kid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The revoked key */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Key"];
+                };
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    issueToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                accountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    /** @description The grant type: `authorization_code`, `refresh_token` or `client_credentials` */
+                    grant_type: string;
+                    /** @description authorization_code: the code from the authorization response */
+                    code?: string;
+                    /** @description authorization_code: the redirect_uri of the authorization request */
+                    redirect_uri?: string;
+                    /** @description authorization_code: the PKCE verifier (RFC 7636) */
+                    code_verifier?: string;
+                    /** @description refresh_token: the refresh token */
+                    refresh_token?: string;
+                    /** @description Space-separated scopes; omitted means all the client may request */
+                    scope?: string;
+                    /** @description RFC 8707 resource indicator */
+                    resource?: string | string[];
+                    /** @description client_secret_post, or the client an assertion names (optional then) */
+                    client_id?: string;
+                    /** @description client_secret_post: the secret in the body rather than in HTTP Basic */
+                    client_secret?: string;
+                    /** @description urn:ietf:params:oauth:client-assertion-type:jwt-bearer (RFC 7523) */
+                    client_assertion_type?: string;
+                    /** @description A JWT signed with a key of the client (private_key_jwt) */
+                    client_assertion?: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description The access token (RFC 6749 §5.1) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        access_token: string;
+                        /** @enum {string} */
+                        token_type: "Bearer";
+                        /** @description Seconds until the access token expires */
+                        expires_in: number;
+                        scope: string;
+                        /** @description A refresh token (rotated on every use), when the client may refresh and, for OpenID Connect, offline_access was granted */
+                        refresh_token?: string;
+                        /** @description authorization_code with `openid` granted: the ID token (OpenID Connect Core §3.1.3.3) */
+                        id_token?: string;
+                    };
+                };
+            };
+            /** @description The request is invalid: invalid_request, invalid_grant, invalid_scope, unsupported_grant_type, … */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description invalid_client: client authentication failed (with WWW-Authenticate after HTTP Basic) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description The account does not exist or is disabled */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description server_error, or temporarily_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+        };
+    };
+    introspectToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                accountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    /** @description The token, as the client received it */
+                    token: string;
+                    /** @description `access_token` or `refresh_token`. Herald looks the token up by its content and ignores the hint, as RFC 7009 §2.1 allows */
+                    token_type_hint?: string;
+                    /** @description client_secret_post, or the client an assertion names (optional then) */
+                    client_id?: string;
+                    /** @description client_secret_post: the secret in the body rather than in HTTP Basic */
+                    client_secret?: string;
+                    /** @description urn:ietf:params:oauth:client-assertion-type:jwt-bearer (RFC 7523) */
+                    client_assertion_type?: string;
+                    /** @description A JWT signed with a key of the client (private_key_jwt) */
+                    client_assertion?: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Whether the token is active and, if it is, its claims (RFC 7662 §2.2) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        active: boolean;
+                        scope?: string;
+                        client_id?: string;
+                        /** @enum {string} */
+                        token_type?: "Bearer";
+                        exp?: number;
+                        iat?: number;
+                        sub?: string;
+                        aud?: string | string[];
+                        iss?: string;
+                        jti?: string;
+                    };
+                };
+            };
+            /** @description The request is invalid: invalid_request, invalid_grant, invalid_scope, unsupported_grant_type, … */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description invalid_client: client authentication failed (with WWW-Authenticate after HTTP Basic) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description The account does not exist or is disabled */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description server_error, or temporarily_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+        };
+    };
+    revokeToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                accountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    /** @description The token, as the client received it */
+                    token: string;
+                    /** @description `access_token` or `refresh_token`. Herald looks the token up by its content and ignores the hint, as RFC 7009 §2.1 allows */
+                    token_type_hint?: string;
+                    /** @description client_secret_post, or the client an assertion names (optional then) */
+                    client_id?: string;
+                    /** @description client_secret_post: the secret in the body rather than in HTTP Basic */
+                    client_secret?: string;
+                    /** @description urn:ietf:params:oauth:client-assertion-type:jwt-bearer (RFC 7523) */
+                    client_assertion_type?: string;
+                    /** @description A JWT signed with a key of the client (private_key_jwt) */
+                    client_assertion?: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description The token is revoked, or there was nothing this client could revoke */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is invalid: invalid_request, invalid_grant, invalid_scope, unsupported_grant_type, … */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description invalid_client: client authentication failed (with WWW-Authenticate after HTTP Basic) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description The account does not exist or is disabled */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description server_error, or temporarily_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+        };
+    };
+    authorize: {
+        parameters: {
+            query?: {
+                /** @description `code` */
+                response_type?: string;
+                client_id?: string;
+                /** @description Exactly as registered; a native app's loopback IP URI may change its port (RFC 8252 §7.3) */
+                redirect_uri?: string;
+                scope?: string;
+                state?: string;
+                nonce?: string;
+                /** @description PKCE (RFC 7636), S256 only */
+                code_challenge?: string;
+                /** @description `S256` */
+                code_challenge_method?: string;
+                /** @description `query` (default) or `form_post` */
+                response_mode?: string;
+                /** @description `none`, `login` or `consent` */
+                prompt?: string;
+                max_age?: string;
+                login_hint?: string;
+                acr_values?: string;
+                ui_locales?: string;
+                /** @description RFC 8707 resource indicator */
+                resource?: string;
+                /** @description A pushed request (RFC 9126) */
+                request_uri?: string;
+                /** @description Set by Herald in the login app's `redirect_to` */
+                login_verifier?: string;
+                /** @description Set by Herald in the consent app's `redirect_to` */
+                consent_verifier?: string;
+            };
+            header?: never;
+            path: {
+                accountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the account's login or consent app, or to the client's redirect_uri with `code` (or `error`), `state` and `iss` */
+            302: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description The same, after a POST */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description A request that cannot be answered at a verified redirect_uri, unless the account has an error_url */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    authorizeWithPost: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                accountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    /** @description `code` */
+                    response_type?: string;
+                    client_id?: string;
+                    /** @description Exactly as registered; a native app's loopback IP URI may change its port (RFC 8252 §7.3) */
+                    redirect_uri?: string;
+                    scope?: string;
+                    state?: string;
+                    nonce?: string;
+                    /** @description PKCE (RFC 7636), S256 only */
+                    code_challenge?: string;
+                    /** @description `S256` */
+                    code_challenge_method?: string;
+                    /** @description `query` (default) or `form_post` */
+                    response_mode?: string;
+                    /** @description `none`, `login` or `consent` */
+                    prompt?: string;
+                    max_age?: string;
+                    login_hint?: string;
+                    acr_values?: string;
+                    ui_locales?: string;
+                    /** @description RFC 8707 resource indicator */
+                    resource?: string;
+                    /** @description A pushed request (RFC 9126) */
+                    request_uri?: string;
+                    /** @description Set by Herald in the login app's `redirect_to` */
+                    login_verifier?: string;
+                    /** @description Set by Herald in the consent app's `redirect_to` */
+                    consent_verifier?: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description To the account's login or consent app, or to the client's redirect_uri with `code` (or `error`), `state` and `iss` */
+            302: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description The same, after a POST */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description A request that cannot be answered at a verified redirect_uri, unless the account has an error_url */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    pushAuthorizationRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                accountId: string;
+            };
+            cookie?: never;
+        };
+        /** @description The authorization request parameters, and the client authentication */
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    /** @description client_secret_post, or the client an assertion names (optional then) */
+                    client_id?: string;
+                    /** @description client_secret_post: the secret in the body rather than in HTTP Basic */
+                    client_secret?: string;
+                    /** @description urn:ietf:params:oauth:client-assertion-type:jwt-bearer (RFC 7523) */
+                    client_assertion_type?: string;
+                    /** @description A JWT signed with a key of the client (private_key_jwt) */
+                    client_assertion?: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description RFC 9126 §2.2 */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        request_uri: string;
+                        expires_in: number;
+                    };
+                };
+            };
+            /** @description The request is invalid: invalid_request, invalid_grant, invalid_scope, unsupported_grant_type, … */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description invalid_client: client authentication failed (with WWW-Authenticate after HTTP Basic) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description The account does not exist or is disabled */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description server_error, or temporarily_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+        };
+    };
+    getUserInfo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                accountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subject and the claims the consent gave, those of the token's scope (OpenID Connect Core §5.3.2, §5.4) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        sub: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The request is invalid: invalid_request, invalid_grant, invalid_scope, unsupported_grant_type, … */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description invalid_client: client authentication failed (with WWW-Authenticate after HTTP Basic) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description The account does not exist or is disabled */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description server_error, or temporarily_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+        };
+    };
+    getUserInfoWithPost: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                accountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subject and the claims the consent gave, those of the token's scope (OpenID Connect Core §5.3.2, §5.4) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        sub: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The request is invalid: invalid_request, invalid_grant, invalid_scope, unsupported_grant_type, … */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description invalid_client: client authentication failed (with WWW-Authenticate after HTTP Basic) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description The account does not exist or is disabled */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description server_error, or temporarily_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+        };
+    };
+    logout: {
+        parameters: {
+            query?: {
+                /** @description An ID token Herald issued to the client (expired ones too) */
+                id_token_hint?: string;
+                client_id?: string;
+                /** @description One of the client's post_logout_redirect_uris, exactly */
+                post_logout_redirect_uri?: string;
+                state?: string;
+                ui_locales?: string;
+                /** @description Set by Herald in the logout app's `redirect_to` */
+                logout_verifier?: string;
+            };
+            header?: never;
+            path: {
+                accountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Herald's own page saying how the logout ended, when neither the client nor the account has a page to go to */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description To the account's logout app; once done, to the client's post_logout_redirect_uri with `state`, or the account's post_logout_url */
+            302: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description The same, after a POST */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description A request Herald cannot act on, unless the account has an error_url */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    logoutWithPost: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                accountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    /** @description An ID token Herald issued to the client (expired ones too) */
+                    id_token_hint?: string;
+                    client_id?: string;
+                    /** @description One of the client's post_logout_redirect_uris, exactly */
+                    post_logout_redirect_uri?: string;
+                    state?: string;
+                    ui_locales?: string;
+                    /** @description Set by Herald in the logout app's `redirect_to` */
+                    logout_verifier?: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Herald's own page saying how the logout ended, when neither the client nor the account has a page to go to */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description To the account's logout app; once done, to the client's post_logout_redirect_uri with `state`, or the account's post_logout_url */
+            302: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description The same, after a POST */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description A request Herald cannot act on, unless the account has an error_url */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
+    getLoginRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                challenge: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The login request */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LoginRequest"];
+                };
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    acceptLoginRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                challenge: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The user's stable identifier in the account's app */
+                    subject: string;
+                    /** @description Remember the login in this browser, so later logins are skipped */
+                    remember?: boolean;
+                    /** @description Seconds; 0 or absent: the account default (login) or until revoked (consent) */
+                    remember_for?: number;
+                    acr?: string;
+                    amr?: string[];
+                    /** @description Passed on to the consent request */
+                    context?: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Where the app sends the browser next */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChallengeAnswer"];
+                };
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    rejectLoginRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                challenge: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description The OAuth error the client receives
+                     * @enum {unknown}
+                     */
+                    error: "access_denied" | "login_required" | "consent_required" | "interaction_required" | "invalid_request" | "invalid_scope" | "server_error" | "temporarily_unavailable";
+                    error_description?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Where the app sends the browser next */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChallengeAnswer"];
+                };
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getConsentRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                challenge: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The consent request */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsentRequest"];
+                };
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    acceptConsentRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                challenge: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A subset of requested_scope */
+                    grant_scope: string[];
+                    /** @description A subset of requested_audience */
+                    grant_audience?: string[];
+                    remember?: boolean;
+                    /** @description Seconds; 0 or absent: the account default (login) or until revoked (consent) */
+                    remember_for?: number;
+                    /** @description Claims for the ID token (and userinfo) and for the access token; claims Herald sets are refused */
+                    session?: {
+                        id_token?: {
+                            [key: string]: unknown;
+                        };
+                        access_token?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Where the app sends the browser next */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChallengeAnswer"];
+                };
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    rejectConsentRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                challenge: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description The OAuth error the client receives
+                     * @enum {unknown}
+                     */
+                    error: "access_denied" | "login_required" | "consent_required" | "interaction_required" | "invalid_request" | "invalid_scope" | "server_error" | "temporarily_unavailable";
+                    error_description?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Where the app sends the browser next */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChallengeAnswer"];
+                };
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listSessions: {
+        parameters: {
+            query: {
+                limit: number;
+                cursor?: string;
+                /** @description The user's subject, as the login app gave it */
+                subject: string;
+            };
+            header?: never;
+            path: {
+                accountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of sessions */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Session"][];
+                        /** @description Pass as cursor for the next page; null on the last */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    endSessions: {
+        parameters: {
+            query: {
+                /** @description The user's subject, as the login app gave it */
+                subject: string;
+                session_id?: string;
+            };
+            header?: never;
+            path: {
+                accountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ended */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listConsents: {
+        parameters: {
+            query: {
+                limit: number;
+                cursor?: string;
+                /** @description The user's subject, as the login app gave it */
+                subject: string;
+                client_id?: string;
+            };
+            header?: never;
+            path: {
+                accountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of consents */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Consent"][];
+                        /** @description Pass as cursor for the next page; null on the last */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    revokeConsents: {
+        parameters: {
+            query: {
+                /** @description The user's subject, as the login app gave it */
+                subject: string;
+                client_id?: string;
+            };
+            header?: never;
+            path: {
+                accountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getLogoutRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                challenge: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The logout request */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LogoutRequest"];
+                };
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    acceptLogoutRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                challenge: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Where the app sends the browser next */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LogoutAnswer"];
+                };
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    rejectLogoutRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                challenge: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Where the app sends the browser next */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LogoutAnswer"];
+                };
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getOpenIdConfiguration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                accountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metadata document (RFC 8414 §2, OpenID Connect Discovery 1.0 §3) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getIssuerAuthorizationServerMetadata: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                accountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metadata document (RFC 8414 §2, OpenID Connect Discovery 1.0 §3) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    exchangeConsoleLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                accountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The `link` parameter of the link's fragment */
+                    code: string;
+                };
+            };
+        };
+        responses: {
+            /** @description A management token of the account's original management client, with the link's scopes */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        access_token: string;
+                        /** @enum {string} */
+                        token_type: "Bearer";
+                        /** @description At most 900 seconds */
+                        expires_in: number;
+                        scope: string;
+                    };
+                };
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                accountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The account's settings */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Settings"];
+                };
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                accountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Access token lifetime, in seconds */
+                    access_token_ttl?: number;
+                    /** @description How long an unused refresh token stays valid, in seconds */
+                    refresh_token_idle_ttl?: number;
+                    /** @description How long a grant can be refreshed at all, in seconds */
+                    refresh_token_absolute_ttl?: number;
+                    /** @description ID token lifetime, in seconds */
+                    id_token_ttl?: number;
+                    /** @description Authorization code lifetime, in seconds */
+                    authorization_code_ttl?: number;
+                    /** @description `aud` of access tokens when neither the request nor the client names one; null means the issuer */
+                    default_audience?: string | null;
+                    /** @enum {unknown} */
+                    access_token_signing_alg?: "ES256" | "RS256";
+                    /** @description Seconds to wait before each retry of a failed webhook delivery (each varied by ±20%); the first attempt is immediate */
+                    webhook_retry_schedule?: number[];
+                    /** @description Days finished deliveries, their attempts and events are kept */
+                    webhook_retention_days?: number;
+                    /** @description Seconds an endpoint may keep failing, without one success, before it is disabled */
+                    webhook_disable_after?: number;
+                    /** @description The account's login page: authorize sends the browser there with a `login_challenge`; https, or http on loopback; null when unset */
+                    login_url?: string | null;
+                    /** @description The account's consent page: the browser comes there with a `consent_challenge`; https, or http on loopback; null when unset */
+                    consent_url?: string | null;
+                    /** @description The account's logout confirmation page; https, or http on loopback; null when unset */
+                    logout_url?: string | null;
+                    /** @description Where authorize shows errors it must not send to an unverified redirect_uri (with `error` and `error_description`); https, or http on loopback; null when unset */
+                    error_url?: string | null;
+                    /** @description Where the browser goes after a logout that names no post_logout_redirect_uri of the client's; unset, Herald shows a page of its own; https, or http on loopback; null when unset */
+                    post_logout_url?: string | null;
+                    /** @description How long a login or consent challenge can be answered, in seconds */
+                    login_challenge_ttl?: number;
+                    /** @description How long a remembered browser session lasts unless the login says otherwise, in seconds */
+                    session_ttl?: number;
+                    /** @description Authorization requests must be pushed first (RFC 9126) */
+                    require_par?: boolean;
+                    /** @description How long a spent refresh token still answers with the same successor (a retried request) instead of revoking its grant, in seconds */
+                    refresh_token_reuse_interval?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The settings as changed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Settings"];
+                };
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listScopes: {
+        parameters: {
+            query: {
+                limit: number;
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                accountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of scopes */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Scope"][];
+                        /** @description Pass as cursor for the next page; null on the last */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createScope: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                accountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    description?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The scope */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Scope"];
+                };
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getScope: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                accountId: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The scope */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Scope"];
+                };
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteScope: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                accountId: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The scope is deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateScope: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                accountId: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    description: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The scope as changed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Scope"];
+                };
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listClients: {
+        parameters: {
+            query: {
+                limit: number;
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                accountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of clients */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Client"][];
+                        /** @description Pass as cursor for the next page; null on the last */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createClient: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                accountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    client_name?: string;
+                    redirect_uris?: string[];
+                    post_logout_redirect_uris?: string[];
+                    grant_types?: ("authorization_code" | "refresh_token" | "client_credentials")[];
+                    response_types?: "code"[];
+                    /** @enum {unknown} */
+                    token_endpoint_auth_method?: "client_secret_basic" | "client_secret_post" | "private_key_jwt" | "none";
+                    /** @description Space-separated scopes the client may request; each must exist in the account */
+                    scope?: string;
+                    /** @enum {unknown} */
+                    application_type?: "web" | "native";
+                    jwks?: {
+                        keys: ({
+                            kty: string;
+                        } & {
+                            [key: string]: unknown;
+                        })[];
+                    } | null;
+                    jwks_uri?: string | null;
+                    contacts?: string[];
+                    client_uri?: string | null;
+                    logo_uri?: string | null;
+                    policy_uri?: string | null;
+                    tos_uri?: string | null;
+                    /** @description Resources (RFC 8707) this client may request tokens for; the first is the default `aud` */
+                    audience?: string[];
+                    allowed_cors_origins?: string[];
+                    /** @description Narrows the account's lifetime for this client, in seconds */
+                    access_token_ttl?: number | null;
+                    /** @description Narrows the account's lifetime for this client, in seconds */
+                    id_token_ttl?: number | null;
+                    /** @description Narrows the account's lifetime for this client, in seconds */
+                    refresh_token_idle_ttl?: number | null;
+                    /** @description Narrows the account's lifetime for this client, in seconds */
+                    refresh_token_absolute_ttl?: number | null;
+                    /** @description A trusted first-party client: sign-in goes on without asking the consent app */
+                    skip_consent?: boolean;
+                    /**
+                     * @description How ID tokens for this client are signed (OpenID Connect Dynamic Registration §2)
+                     * @enum {unknown}
+                     */
+                    id_token_signed_response_alg?: "RS256" | "ES256";
+                    /** @description Authorization requests must carry an S256 code_challenge; only a confidential client may turn it off */
+                    require_pkce?: boolean;
+                    /** @description Authorization requests must be pushed first (RFC 9126 §6) */
+                    require_pushed_authorization_requests?: boolean;
+                    /** @description Where Herald POSTs a logout token when a session the client took part in ends (OpenID Connect Back-Channel Logout 1.0); vetted like a webhook URL */
+                    backchannel_logout_uri?: string | null;
+                    /** @description The logout token must carry `sid`; Herald always sends both `sub` and `sid` */
+                    backchannel_logout_session_required?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The client, with its secret if it has one */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Client"];
+                };
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getClient: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                accountId: string;
+                clientId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The client */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Client"];
+                };
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteClient: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                accountId: string;
+                clientId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The client is deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateClient: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                accountId: string;
+                clientId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    client_name?: string;
+                    redirect_uris?: string[];
+                    post_logout_redirect_uris?: string[];
+                    grant_types?: ("authorization_code" | "refresh_token" | "client_credentials")[];
+                    response_types?: "code"[];
+                    /** @enum {unknown} */
+                    token_endpoint_auth_method?: "client_secret_basic" | "client_secret_post" | "private_key_jwt" | "none";
+                    /** @description Space-separated scopes the client may request; each must exist in the account */
+                    scope?: string;
+                    /** @enum {unknown} */
+                    application_type?: "web" | "native";
+                    jwks?: {
+                        keys: ({
+                            kty: string;
+                        } & {
+                            [key: string]: unknown;
+                        })[];
+                    } | null;
+                    jwks_uri?: string | null;
+                    contacts?: string[];
+                    client_uri?: string | null;
+                    logo_uri?: string | null;
+                    policy_uri?: string | null;
+                    tos_uri?: string | null;
+                    /** @description Resources (RFC 8707) this client may request tokens for; the first is the default `aud` */
+                    audience?: string[];
+                    allowed_cors_origins?: string[];
+                    /** @description Narrows the account's lifetime for this client, in seconds */
+                    access_token_ttl?: number | null;
+                    /** @description Narrows the account's lifetime for this client, in seconds */
+                    id_token_ttl?: number | null;
+                    /** @description Narrows the account's lifetime for this client, in seconds */
+                    refresh_token_idle_ttl?: number | null;
+                    /** @description Narrows the account's lifetime for this client, in seconds */
+                    refresh_token_absolute_ttl?: number | null;
+                    /** @description A trusted first-party client: sign-in goes on without asking the consent app */
+                    skip_consent?: boolean;
+                    /**
+                     * @description How ID tokens for this client are signed (OpenID Connect Dynamic Registration §2)
+                     * @enum {unknown}
+                     */
+                    id_token_signed_response_alg?: "RS256" | "ES256";
+                    /** @description Authorization requests must carry an S256 code_challenge; only a confidential client may turn it off */
+                    require_pkce?: boolean;
+                    /** @description Authorization requests must be pushed first (RFC 9126 §6) */
+                    require_pushed_authorization_requests?: boolean;
+                    /** @description Where Herald POSTs a logout token when a session the client took part in ends (OpenID Connect Back-Channel Logout 1.0); vetted like a webhook URL */
+                    backchannel_logout_uri?: string | null;
+                    /** @description The logout token must carry `sid`; Herald always sends both `sub` and `sid` */
+                    backchannel_logout_session_required?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The client as changed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Client"];
+                };
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    rotateClientSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                accountId: string;
+                clientId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The client with its new secret */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Client"];
+                };
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listEndpoints: {
+        parameters: {
+            query: {
+                limit: number;
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                accountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of endpoints */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Endpoint"][];
+                        /** @description Pass as cursor for the next page; null on the last */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                accountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description https, and not a private, loopback or link-local address (see HERALD_WEBHOOK_ALLOWED_CIDRS) */
+                    url: string;
+                    description?: string;
+                    /** @description Your own labels; Herald only stores them. Keys are at most 64 characters, values at most 512 */
+                    metadata?: {
+                        [key: string]: string;
+                    };
+                    /** @description Deliveries per second at most, across every worker; null for no limit */
+                    rate_limit?: number | null;
+                    /** @description Attempts in flight at once, across every worker (default 20) */
+                    max_in_flight?: number;
+                    /** @description whsec_ followed by the base64 of 24 to 64 random bytes */
+                    secret?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The endpoint */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Endpoint"];
+                };
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                accountId: string;
+                endpointId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Endpoint"];
+                };
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                accountId: string;
+                endpointId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint is deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                accountId: string;
+                endpointId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description https, and not a private, loopback or link-local address (see HERALD_WEBHOOK_ALLOWED_CIDRS) */
+                    url?: string;
+                    description?: string;
+                    /** @description Your own labels; Herald only stores them. Keys are at most 64 characters, values at most 512 */
+                    metadata?: {
+                        [key: string]: string;
+                    };
+                    /** @description Deliveries per second at most, across every worker; null for no limit */
+                    rate_limit?: number | null;
+                    /** @description Attempts in flight at once, across every worker (default 20) */
+                    max_in_flight?: number;
+                    /**
+                     * @description disabled holds new deliveries; active releases them
+                     * @enum {unknown}
+                     */
+                    status?: "active" | "disabled";
+                };
+            };
+        };
+        responses: {
+            /** @description The endpoint as changed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Endpoint"];
+                };
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getEndpointSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                accountId: string;
+                endpointId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The current signing secret */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        secret: string;
+                    };
+                };
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    rotateEndpointSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                accountId: string;
+                endpointId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description whsec_ followed by the base64 of 24 to 64 random bytes */
+                    secret?: string;
+                    /** @description How long the old secret keeps signing beside the new one (default 86400) */
+                    overlap_seconds?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The new secret, and when the previous one stops signing */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        secret: string;
+                        previous_secret_expires_at: string | null;
+                    };
+                };
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    recoverEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                accountId: string;
+                endpointId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: date-time */
+                    since: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The recovery job, queued */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecoveryJob"];
+                };
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    sendTestEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                accountId: string;
+                endpointId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery, queued (or held: the endpoint is disabled) */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Delivery"];
+                };
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getRecoveryJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                accountId: string;
+                jobId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The recovery job */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecoveryJob"];
+                };
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getEndpointStats: {
+        parameters: {
+            query?: {
+                /** @description Start of the range (default: a day before until; at most 31 days back), rounded down to its bucket */
+                since?: string;
+                /** @description End of the range (default and at most: now), rounded up to its bucket */
+                until?: string;
+                /** @description hour (default) or day */
+                bucket?: "hour" | "day";
+            };
+            header?: never;
+            path: {
+                accountId: string;
+                endpointId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The counts */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EndpointStats"];
+                };
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listSubscriptions: {
+        parameters: {
+            query: {
+                limit: number;
+                cursor?: string;
+                endpoint_id?: string;
+            };
+            header?: never;
+            path: {
+                accountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of subscriptions */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Subscription"][];
+                        /** @description Pass as cursor for the next page; null on the last */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                accountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    endpoint_id: string;
+                    /** @description Exact types (invoice.paid), prefix patterns (invoice.*) or * */
+                    event_types: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description The subscription */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                accountId: string;
+                subscriptionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subscription */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                accountId: string;
+                subscriptionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subscription is deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listEvents: {
+        parameters: {
+            query: {
+                limit: number;
+                cursor?: string;
+                type?: string;
+            };
+            header?: never;
+            path: {
+                accountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of events */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Event"][];
+                        /** @description Pass as cursor for the next page; null on the last */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    publishEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                accountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Dot-separated, e.g. invoice.paid; oauth. and webhook. are reserved */
+                    type: string;
+                    /** @description Any JSON object; the body is limited to 256 KiB */
+                    data: {
+                        [key: string]: unknown;
+                    };
+                    idempotency_key?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The event first published with this idempotency_key */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Event"];
+                };
+            };
+            /** @description The event, published */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Event"];
+                };
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                accountId: string;
+                eventId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Event"];
+                };
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listEventTypes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                accountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event types */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            name: string;
+                            description: string;
+                            example: unknown;
+                            custom: boolean;
+                        }[];
+                    };
+                };
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listDeliveries: {
+        parameters: {
+            query: {
+                limit: number;
+                cursor?: string;
+                endpoint_id?: string;
+                event_id?: string;
+                event_type?: string;
+                status?: "pending" | "succeeded" | "failed" | "held" | "cancelled";
+                /** @description Created at or after */
+                since?: string;
+                /** @description Created before */
+                until?: string;
+            };
+            header?: never;
+            path: {
+                accountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of deliveries */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Delivery"][];
+                        /** @description Pass as cursor for the next page; null on the last */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                accountId: string;
+                deliveryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery and every attempt, first to last */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeliveryWithAttempts"];
+                };
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    retryDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                accountId: string;
+                deliveryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery, queued or held */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Delivery"];
+                };
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getAuthorizationServerMetadata: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                accountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metadata document (RFC 8414 §2, OpenID Connect Discovery 1.0 §3) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+}

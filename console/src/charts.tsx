@@ -1,5 +1,9 @@
+import type { ComponentChildren } from 'preact'
+import { useLayoutEffect, useRef, useState } from 'preact/hooks'
+
 // The endpoint page's two charts, drawn as plain SVG: two small charts need no library, and SVG with classes (no
-// style attributes) passes the console's strict CSP. Colours come from styles.css, so both themes apply.
+// style attributes) passes the console's strict CSP. Colours come from styles.css, so both themes apply. Each is
+// drawn at the width it is shown at (one unit, one CSS pixel), so its labels keep their size on a phone.
 
 export interface Series<T> {
   label: string
@@ -8,9 +12,10 @@ export interface Series<T> {
   value(point: T): number | null
 }
 
-const WIDTH = 720
+/** The width drawn at until the chart's box has been measured. */
+const INITIAL_WIDTH = 720
 const HEIGHT = 180
-const LEFT = 44
+const LEFT = 56
 const BOTTOM = 22
 const TOP = 8
 const HOUR = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit' })
@@ -23,26 +28,51 @@ export function niceMax(max: number): number {
 }
 
 interface Frame {
+  width: number
   x(i: number): number
   y(value: number): number
   slot: number
   top: number
 }
 
-function frame(count: number, max: number): Frame {
-  const slot = (WIDTH - LEFT) / Math.max(count, 1)
+function frame(width: number, count: number, max: number): Frame {
+  const slot = (width - LEFT) / Math.max(count, 1)
   const plot = HEIGHT - BOTTOM - TOP
-  return { slot, top: niceMax(max), x: (i) => LEFT + i * slot, y: (value) => TOP + plot - (value / niceMax(max)) * plot }
+  return { width, slot, top: niceMax(max), x: (i) => LEFT + i * slot, y: (value) => TOP + plot - (value / niceMax(max)) * plot }
 }
 
-/** The y axis (0 and the maximum, with a grid line) and an hour label every `every` buckets. */
+/** A chart's figure: its caption, the SVG drawn at the figure's own width by `draw`, and the legend. */
+function Chart<T>(props: { title: string; summary: string; series: Series<T>[]; draw(width: number): ComponentChildren }) {
+  const box = useRef<HTMLDivElement>(null)
+  const [width, setWidth] = useState(INITIAL_WIDTH)
+  useLayoutEffect(() => {
+    const measured = box.current
+    if (!measured) return
+    const observer = new ResizeObserver(() => setWidth(Math.max(LEFT + 100, Math.floor(measured.clientWidth))))
+    observer.observe(measured)
+    return () => observer.disconnect()
+  }, [])
+  return (
+    <figure class="chart">
+      <figcaption>{props.title}</figcaption>
+      <div ref={box}>
+        <svg viewBox={`0 0 ${width} ${HEIGHT}`} role="img" aria-label={`${props.title}: ${props.summary}`}>
+          {props.draw(width)}
+        </svg>
+      </div>
+      <Legend series={props.series} />
+    </figure>
+  )
+}
+
+/** The y axis (0 and the maximum, with a grid line) and an hour label about every 90 pixels. */
 function Axes(props: { frame: Frame; starts: string[]; unit: string }) {
   const { frame: f, starts } = props
-  const every = Math.max(1, Math.ceil(starts.length / 6))
+  const every = Math.max(1, Math.ceil(starts.length / Math.max(2, Math.floor((f.width - LEFT) / 90))))
   return (
     <g class="axis">
-      <line x1={LEFT} x2={WIDTH} y1={f.y(0)} y2={f.y(0)} />
-      <line class="grid" x1={LEFT} x2={WIDTH} y1={f.y(f.top)} y2={f.y(f.top)} />
+      <line x1={LEFT} x2={f.width} y1={f.y(0)} y2={f.y(0)} />
+      <line class="grid" x1={LEFT} x2={f.width} y1={f.y(f.top)} y2={f.y(f.top)} />
       <text x={LEFT - 6} y={f.y(0)} text-anchor="end" dominant-baseline="middle">
         0
       </text>
@@ -77,11 +107,10 @@ function Legend<T>(props: { series: Series<T>[] }) {
 /** Bars of the series stacked per bucket, the first at the bottom. */
 export function StackedBars<T extends { start: string }>(props: { title: string; summary: string; points: T[]; series: Series<T>[] }) {
   const totals = props.points.map((point) => props.series.reduce((sum, series) => sum + (series.value(point) ?? 0), 0))
-  const f = frame(props.points.length, Math.max(0, ...totals))
-  return (
-    <figure class="chart">
-      <figcaption>{props.title}</figcaption>
-      <svg viewBox={`0 0 ${WIDTH} ${HEIGHT}`} role="img" aria-label={`${props.title}: ${props.summary}`}>
+  const draw = (width: number) => {
+    const f = frame(width, props.points.length, Math.max(0, ...totals))
+    return (
+      <>
         <Axes frame={f} starts={props.points.map((point) => point.start)} unit="" />
         {props.points.map((point, i) => {
           let base = 0
@@ -93,21 +122,20 @@ export function StackedBars<T extends { start: string }>(props: { title: string;
             return bar
           })
         })}
-      </svg>
-      <Legend series={props.series} />
-    </figure>
-  )
+      </>
+    )
+  }
+  return <Chart title={props.title} summary={props.summary} series={props.series} draw={draw} />
 }
 
 /** One line per series; a bucket without a value breaks the line rather than drawing it at zero. */
 export function Lines<T extends { start: string }>(props: { title: string; summary: string; points: T[]; series: Series<T>[]; unit: string }) {
   const values = props.points.flatMap((point) => props.series.map((series) => series.value(point) ?? 0))
-  const f = frame(props.points.length, Math.max(0, ...values))
-  const middle = (i: number) => f.x(i) + f.slot / 2
-  return (
-    <figure class="chart">
-      <figcaption>{props.title}</figcaption>
-      <svg viewBox={`0 0 ${WIDTH} ${HEIGHT}`} role="img" aria-label={`${props.title}: ${props.summary}`}>
+  const draw = (width: number) => {
+    const f = frame(width, props.points.length, Math.max(0, ...values))
+    const middle = (i: number) => f.x(i) + f.slot / 2
+    return (
+      <>
         <Axes frame={f} starts={props.points.map((point) => point.start)} unit={props.unit} />
         {props.series.map((series) => {
           let path = ''
@@ -131,8 +159,8 @@ export function Lines<T extends { start: string }>(props: { title: string; summa
             </g>
           )
         })}
-      </svg>
-      <Legend series={props.series} />
-    </figure>
-  )
+      </>
+    )
+  }
+  return <Chart title={props.title} summary={props.summary} series={props.series} draw={draw} />
 }

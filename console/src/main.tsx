@@ -1,9 +1,10 @@
 import { render } from 'preact'
-import { useEffect, useState } from 'preact/hooks'
+import { useEffect, useRef, useState } from 'preact/hooks'
 import { DeliveryPage } from './pages/delivery.js'
 import { Deliveries } from './pages/deliveries.js'
 import { EndpointPage } from './pages/endpoint.js'
-import { EventPage, EventTypes } from './pages/event.js'
+import { EventPage } from './pages/event.js'
+import { EventTypes } from './pages/event-types.js'
 import { Events } from './pages/events.js'
 import { ClientPage } from './pages/client.js'
 import { Clients } from './pages/clients.js'
@@ -11,7 +12,7 @@ import { Scopes } from './pages/scopes.js'
 import { SettingsPage } from './pages/settings.js'
 import { SubjectPage } from './pages/subject.js'
 import { Endpoints } from './pages/endpoints.js'
-import { SignIn } from './pages/sign-in.js'
+import { SignIn, rememberAccount } from './pages/sign-in.js'
 import { type SignInLink, exchangeSignInLink, takeSignInLink } from './link.js'
 import { Link, type Place, usePlace } from './router.js'
 import { SCOPES, type Session, can, currentSession, endSession, onSessionChange, setSignInNotice } from './session.js'
@@ -63,31 +64,53 @@ const SECTIONS: Array<{ title: string; to: string; covers: string; scope?: strin
   { title: 'Settings', to: '/settings', covers: '/settings', scope: SCOPES.settings },
 ]
 
+/** The scopes the console can change something with; a token with none of them makes a read-only console. */
+const WRITE_SCOPES = [SCOPES.webhooksWrite, SCOPES.publish, SCOPES.settings, SCOPES.clientsWrite, SCOPES.scopesWrite, SCOPES.keys, SCOPES.sessions]
+
+/**
+ * The sections, the account and Sign out. On a narrow screen the sections and the account fold behind a Menu button
+ * (a disclosure: the button says whether it is open, the panel follows it); choosing a section, or Escape, folds it.
+ */
 function Header(props: { session: Session; path: string }) {
-  const readOnly = !can(SCOPES.webhooksWrite)
+  const readOnly = !WRITE_SCOPES.some((scope) => can(scope))
+  const [open, setOpen] = useState(false)
+  const toggle = useRef<HTMLButtonElement>(null)
+  const onKeyDown = (event: KeyboardEvent) => {
+    if (event.key !== 'Escape' || !open) return
+    setOpen(false)
+    toggle.current?.focus()
+  }
+  const onChoice = (event: MouseEvent) => {
+    if ((event.target as Element).closest('a')) setOpen(false)
+  }
   return (
-    <header class="top">
-      <nav aria-label="Console">
-        <span class="brand">Herald</span>
-        {SECTIONS.filter((section) => !section.scope || can(section.scope)).map((section) => (
-          <Link to={section.to} current={props.path === section.to || props.path.startsWith(section.covers)}>
-            {section.title}
-          </Link>
-        ))}
-      </nav>
-      <div class="who">
-        <span class="mono" title={`Client ${props.session.clientId}`}>
-          {props.session.accountId}
-        </span>
-        {readOnly && (
-          <span class="badge" title={[...props.session.scopes].join(' ')}>
-            read-only
+    <header class="top" onKeyDown={onKeyDown}>
+      <span class="brand">Herald</span>
+      <button type="button" class="secondary menu-toggle" ref={toggle} aria-expanded={open} aria-controls="console-menu" onClick={() => setOpen(!open)}>
+        Menu
+      </button>
+      <div id="console-menu" class={open ? 'menu open' : 'menu'}>
+        <nav aria-label="Console" onClick={onChoice}>
+          {SECTIONS.filter((section) => !section.scope || can(section.scope)).map((section) => (
+            <Link to={section.to} current={props.path === section.to || props.path.startsWith(section.covers)}>
+              {section.title}
+            </Link>
+          ))}
+        </nav>
+        <div class="who">
+          <span class="mono" title={`Client ${props.session.clientId}`}>
+            {props.session.accountId}
           </span>
-        )}
-        <button type="button" class="secondary" onClick={() => endSession('You signed out.')}>
-          Sign out
-        </button>
+          {readOnly && (
+            <span class="badge" title={[...props.session.scopes].join(' ')}>
+              read-only
+            </span>
+          )}
+        </div>
       </div>
+      <button type="button" class="secondary sign-out" onClick={() => endSession('You signed out.')}>
+        Sign out
+      </button>
     </header>
   )
 }
@@ -96,7 +119,15 @@ function App(props: { link?: SignInLink }) {
   const [session, setSession] = useState(currentSession)
   const [linking, setLinking] = useState(props.link !== undefined)
   const place = usePlace()
-  useEffect(() => onSessionChange(() => setSession(currentSession())), [])
+  useEffect(
+    () =>
+      onSessionChange(() => {
+        const next = currentSession()
+        if (next) rememberAccount(next.accountId)
+        setSession(next)
+      }),
+    [],
+  )
   useEffect(() => {
     if (!props.link) return
     void exchangeSignInLink(props.link).then((failure) => {

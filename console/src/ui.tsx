@@ -2,18 +2,8 @@ import type { ComponentChildren } from 'preact'
 import { useCallback, useEffect, useState } from 'preact/hooks'
 import { ApiError, SessionEnded } from './api.js'
 
-const LOCAL = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' })
-
-/** A time in the browser's zone, with its UTC value on hover. */
-export function Time(props: { value: string | null | undefined; empty?: string }) {
-  if (!props.value) return <span class="muted">{props.empty ?? '—'}</span>
-  const date = new Date(props.value)
-  return (
-    <time dateTime={props.value} title={`${date.toISOString().replace('T', ' ').replace(/\.\d+Z$/, '')} UTC`}>
-      {LOCAL.format(date)}
-    </time>
-  )
-}
+/** Every page's times are relative ("3 min ago"), the exact time on hover: see time.tsx. */
+export { Time } from './time.js'
 
 /** A status in words, coloured by how it went: nothing relies on the colour alone. */
 export function Status(props: { value: string }) {

@@ -83,6 +83,18 @@ forEachDialect((dialect) => {
       expect((await api('GET', `/oauth/clients/${created.body.client_id}`)).status).toBe(404)
     })
 
+    it("says which client is the account's original management client, and keeps it: not deleted, its access fixed", async () => {
+      const other = await api<ClientBody>('POST', '/oauth/clients', { grant_types: ['client_credentials'] })
+      expect(other.body.admin).toBe(false)
+      expect((await api<ClientBody>('GET', `/oauth/clients/${account.clientId}`)).body.admin).toBe(true)
+      const listed = await api<{ data: ClientBody[] }>('GET', '/oauth/clients?limit=200')
+      expect(listed.body.data.filter((client) => client.admin).map((client) => client.client_id)).toEqual([account.clientId])
+      expect((await api('DELETE', `/oauth/clients/${account.clientId}`)).status).toBe(409)
+      expect((await api('PATCH', `/oauth/clients/${account.clientId}`, { scope: 'herald:webhooks:read' })).status).toBe(409)
+      const renamed = await api<ClientBody>('PATCH', `/oauth/clients/${account.clientId}`, { client_name: 'ops' })
+      expect(renamed.body).toMatchObject({ client_name: 'ops', admin: true })
+    })
+
     it('refuses to delete a scope a client still allows, and deletes it once none does', async () => {
       await api('POST', '/oauth/scopes', { name: 'reports:read' })
       const created = await api<ClientBody>('POST', '/oauth/clients', { grant_types: ['client_credentials'], scope: 'reports:read' })

@@ -45,6 +45,12 @@ forEachConsole('the console manages clients and scopes in Chromium', (dialect, h
     expect(await page.getByRole('status').textContent()).toContain(`Client ${listed.client_id} registered.`)
     const first = await secret.textContent()
     await lookAt(page, dialect, 'clients')
+    // The account's original management client is offered neither: the API refuses its deletion, and a new secret
+    // would break the credentials its users saved.
+    const adminRow = page.locator(`tr[data-client="${account.clientId}"]`)
+    expect(await adminRow.getByText('admin', { exact: true }).count()).toBe(1)
+    expect(await adminRow.getByRole('button', { name: /^(Delete|Rotate secret)/ }).count()).toBe(0)
+    expect(await page.locator(`tr[data-client="${listed.client_id}"]`).getByRole('button', { name: /^(Delete|Rotate secret)/ }).count()).toBe(2)
 
     await page.getByRole('button', { name: `Rotate secret of ${listed.client_id}` }).click()
     await page.getByText(`Client ${listed.client_id} has a new secret`).waitFor()
@@ -64,6 +70,16 @@ forEachConsole('the console manages clients and scopes in Chromium', (dialect, h
     await page.getByRole('button', { name: 'Delete invoices:read' }).click()
     expect(await page.getByRole('status').textContent()).toBe('Scope invoices:read deleted.')
     await page.locator('tr[data-scope="invoices:read"]').waitFor({ state: 'detached' })
+  })
+
+  it("says on the account's original management client's page why it can't be deleted, and keeps its scope as it is", async () => {
+    await openSignedIn(page, h.current, account, `clients/${account.clientId}`)
+    await page.locator('[data-admin-client]').getByText('herald accounts reset-admin').waitFor()
+    expect(await page.getByLabel('Scope (space-separated)').getAttribute('readonly')).not.toBeNull()
+    await page.getByLabel('Name').fill('ops')
+    await page.getByRole('button', { name: 'Save' }).click()
+    await page.getByRole('status').getByText('Saved.').waitFor()
+    expect((await clientsApi(`/${account.clientId}`)).body).toMatchObject({ client_name: 'ops', admin: true })
   })
 
   it('hides clients and scopes from a token without herald:clients:read', async () => {

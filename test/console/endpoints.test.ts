@@ -55,6 +55,16 @@ forEachConsole('the console charts and manages an endpoint in Chromium', (dialec
     await lookAt(page, dialect, 'endpoint-activity')
   })
 
+  it('lists its recent deliveries, newest first, with their outcomes', async () => {
+    const listed = await api.get<{ data: Delivery[] }>(`/webhooks/deliveries?endpoint_id=${endpoint.id}`)
+    const rows = page.locator('tr[data-delivery]')
+    await rows.nth(3).waitFor()
+    expect(await rows.evaluateAll((found) => found.map((row) => row.getAttribute('data-delivery')))).toEqual(listed.body.data.map((delivery) => delivery.id))
+    expect(await rows.locator('.status').allTextContents()).toEqual(listed.body.data.map((delivery) => delivery.status))
+    expect((await rows.first().innerText()).includes('order.placed')).toBe(true)
+    expect(listed.body.data.map((delivery) => delivery.status).sort()).toEqual(['pending', 'succeeded', 'succeeded', 'succeeded'])
+  })
+
   it('edits the description and the limits, and shows them as saved', async () => {
     await page.getByRole('button', { name: 'Edit' }).click()
     expect(await page.getByLabel('URL').inputValue()).toBe(receiver.url)

@@ -52,6 +52,10 @@ forEachConsole('the console lists, shows and publishes events in Chromium', (dia
     await page.locator('tr[data-delivery]').nth(1).waitFor()
     expect(await page.locator('tr[data-delivery] .status').allTextContents()).toEqual(['succeeded', 'succeeded'])
     expect(await page.locator(`tr[data-delivery] a[href$="/endpoints/${orders.id}"]`).count()).toBe(1)
+    // Endpoints without a description go by their URL.
+    await page.locator('tr[data-delivery] .name').nth(1).waitFor()
+    expect((await page.locator('tr[data-delivery] .name').allTextContents()).sort()).toEqual([receiver.url, `${receiver.url}/audit`])
+    expect(await page.locator(`tr[data-delivery] a[href$="/endpoints/${orders.id}"]`).textContent()).toBe(receiver.url)
     expect(await page.locator('.payload').textContent()).toContain('"order": 1')
     await lookAt(page, dialect, 'event')
   })
@@ -89,5 +93,23 @@ forEachConsole('the console lists, shows and publishes events in Chromium', (dia
     await page.getByRole('heading', { name: /^Event evt_/ }).waitFor()
     await page.locator('tr[data-delivery]').nth(1).waitFor()
     expect(await page.locator('.facts').innerText()).toContain('order.shipped')
+  })
+
+  it('publishes once under an idempotency key: the same key again opens the event first published', async () => {
+    const publish = async () => {
+      await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Events' }).click()
+      await page.getByRole('button', { name: 'Publish an event' }).click()
+      const form = page.getByRole('form', { name: 'Publish an event' })
+      await form.getByLabel('Type').fill('order.refunded')
+      await form.getByLabel('Data (a JSON object)').fill('{"order": 7}')
+      await form.getByLabel('Idempotency key (optional)').fill('refund-7')
+      await form.getByRole('button', { name: 'Publish' }).click()
+      await page.getByRole('heading', { name: /^Event evt_/ }).waitFor()
+      return new URL(page.url()).pathname
+    }
+    const first = await publish()
+    expect(await publish()).toBe(first)
+    const listed = await api.get<{ data: Array<{ id: string; idempotency_key: string | null }> }>('/webhooks/events?type=order.refunded')
+    expect(listed.body.data.map((event) => [`/console/events/${event.id}`, event.idempotency_key])).toEqual([[first, 'refund-7']])
   })
 })

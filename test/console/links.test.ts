@@ -27,16 +27,18 @@ forEachConsole('the console signs in with a single-use link in Chromium', (diale
     return made.body.url
   }
 
-  it('signs in with the link, on the deliveries page, with the code gone from the address bar and nothing stored', async () => {
+  it('signs in with the link, on the deliveries page, with the code gone from the address bar and nothing but the account id stored', async () => {
     const url = await link()
     await page.goto(url)
     await page.getByRole('button', { name: 'Sign out' }).waitFor()
     await page.getByRole('heading', { name: 'Deliveries' }).waitFor()
     await page.getByText('No deliveries yet.').waitFor()
     expect(page.url()).toBe(`${h.current.origin}/console/`)
-    expect(await page.evaluate('[location.hash, localStorage.length, sessionStorage.length, document.cookie]')).toEqual(['', 0, 0, ''])
-    // Every scope by default: nothing is read-only.
+    // The account id alone is remembered, for the sign-in form after a reload: no token, no code.
+    expect(await page.evaluate('[location.hash, Object.entries(localStorage), sessionStorage.length, document.cookie]')).toEqual(['', [['herald.console.account', account.id]], 0, ''])
+    // Every scope by default: nothing is read-only, and the empty list offers to add an endpoint.
     expect(await page.getByText('read-only').count()).toBe(0)
+    expect(await page.getByRole('link', { name: 'Add an endpoint' }).count()).toBe(1)
 
     // The same link a second time (another tab, or the history): spent, said in words, with the form to sign in.
     const again = await page.context().newPage()
@@ -53,6 +55,10 @@ forEachConsole('the console signs in with a single-use link in Chromium', (diale
     await page.getByRole('button', { name: 'Sign out' }).waitFor()
     expect(page.url()).toBe(`${h.current.origin}/console/`)
     expect(await page.getByText('read-only').isVisible()).toBe(true)
+    // The empty lists say who can add an endpoint, rather than offering to.
+    await page.getByText('No deliveries yet.').waitFor()
+    expect(await page.getByRole('link', { name: 'Add an endpoint' }).count()).toBe(0)
+    await page.getByText('A client with herald:webhooks:write can add endpoints.').waitFor()
     await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Endpoints' }).click()
     await page.getByText('No endpoints yet.').waitFor()
     expect(await page.getByRole('button', { name: 'Add endpoint' }).count()).toBe(0)

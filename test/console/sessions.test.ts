@@ -46,13 +46,24 @@ forEachConsole('the console signs in, keeps bookmarks and follows its token in C
   const rows = () => page.locator('tr[data-delivery]')
 
   describe('signing in', () => {
-    it('says what is wrong with refused credentials, and keeps nothing in web storage', async () => {
+    it('says what is wrong with refused credentials, and keeps nothing in web storage but the account id', async () => {
       await page.goto(`${h.current.origin}/console/`)
       await signInExpectingRefusal(page, account, account.clientId, 'not-the-secret')
       expect(await page.getByRole('alert').textContent()).toBe('The client id or secret is wrong, or the client is disabled.')
+      // Refused: nothing is remembered yet.
+      expect(await page.evaluate('localStorage.length')).toBe(0)
       await signIn(page, account, account.clientId, account.clientSecret)
-      const stored = await page.evaluate('[localStorage.length, sessionStorage.length, document.cookie]')
-      expect(stored).toEqual([0, 0, ''])
+      const stored = await page.evaluate('[Object.entries(localStorage), sessionStorage.length, document.cookie]')
+      expect(stored).toEqual([[['herald.console.account', account.id]], 0, ''])
+    })
+
+    it('starts the sign-in form after a reload with the account id, and nothing else', async () => {
+      await openSignedIn(page, h.current, account)
+      await page.reload()
+      await page.getByRole('button', { name: 'Sign in' }).waitFor()
+      expect(await page.getByLabel('Account id').inputValue()).toBe(account.id)
+      expect(await page.getByLabel('Client id').inputValue()).toBe('')
+      expect(await page.getByLabel('Client secret').inputValue()).toBe('')
     })
 
     it('refuses an unknown account in words', async () => {
@@ -110,9 +121,9 @@ forEachConsole('the console signs in, keeps bookmarks and follows its token in C
 
   it('returns to sign-in, saying why, when the token expires mid-session, and comes back to the same page', async () => {
     await patchSettings(account, { access_token_ttl: 60 })
-    // The page reads the delivery, then its event and the settings: the clock moves once all three were answered,
-    // so the expiry meets the Refresh below rather than one of those reads.
-    const reads = ['/webhooks/deliveries/', '/webhooks/events/', '/settings'].map((path) =>
+    // The page reads the delivery, then the endpoints' names and the settings: the clock moves once all three were
+    // answered, so the expiry meets the Refresh below rather than one of those reads.
+    const reads = ['/webhooks/deliveries/', '/webhooks/endpoints', '/settings'].map((path) =>
       page.waitForResponse((response) => new URL(response.url()).pathname.includes(path)),
     )
     await openSignedIn(page, h.current, account, `deliveries/${retrying.id}`)
@@ -137,13 +148,24 @@ forEachConsole('the console signs in, keeps bookmarks and follows its token in C
     await page.getByRole('heading', { name: 'Attempts' }).waitFor()
     expect(await page.getByText('read-only').isVisible()).toBe(true)
     expect(await page.getByRole('button', { name: 'Retry now' }).count()).toBe(0)
-    await page.getByRole('link', { name: /^ep_/ }).click()
+    // The endpoint, named by its URL (it has no description).
+    await page.locator('.facts').getByRole('link', { name: receiver.url }).click()
     await page.getByRole('heading', { name: /^Endpoint ep_/ }).waitFor()
     await page.locator('.facts').getByText('order.*').waitFor()
     expect(await page.getByRole('button', { name: /Disable|Enable/ }).count()).toBe(0)
     expect(await page.getByRole('button', { name: 'Send test event' }).count()).toBe(0)
     await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Endpoints' }).click()
     await page.locator('tr[data-endpoint]').waitFor()
+    expect(await page.getByRole('button', { name: 'Add endpoint' }).count()).toBe(0)
+  })
+
+  it('calls a token read-only only when it can change nothing: one that can end sessions is not, and adds no endpoint', async () => {
+    const support = await managementClient(account, 'herald:webhooks:read herald:sessions:write')
+    await page.goto(`${h.current.origin}/console/endpoints`)
+    await signIn(page, account, support.clientId, support.secret)
+    await page.locator('tr[data-endpoint]').waitFor()
+    await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Users' }).waitFor()
+    expect(await page.getByText('read-only').count()).toBe(0)
     expect(await page.getByRole('button', { name: 'Add endpoint' }).count()).toBe(0)
   })
 

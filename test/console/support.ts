@@ -3,7 +3,7 @@ import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import type { Browser, Page } from 'playwright-core'
+import type { Browser, BrowserContextOptions, Page } from 'playwright-core'
 import { expect, inject } from 'vitest'
 import { withChromium } from '../support/chromium.js'
 import type { DialectName } from '../support/dialects.js'
@@ -23,10 +23,20 @@ export function forEachConsole(title: string, suite: (dialect: DialectName, h: {
   withChromium(title, (browser) => forEachDialect((dialect) => suite(dialect, useHerald(dialect, CONSOLE_HERALD), browser)))
 }
 
-/** A page in a browser context of its own: no cookie or storage of another test's pages; close it with its context. */
-export async function newPage(browser: { readonly current: Browser }): Promise<Page> {
-  const context = await browser.current.newContext()
+/**
+ * A page in a browser context of its own (with `options`, such as a viewport): no cookie or storage of another test's
+ * pages; close it with its context.
+ */
+export async function newPage(browser: { readonly current: Browser }, options: BrowserContextOptions = {}): Promise<Page> {
+  const context = await browser.current.newContext(options)
   return context.newPage()
+}
+
+/** A window the console is looked at in: its size and colour scheme. */
+export interface View {
+  width: number
+  height: number
+  dark: boolean
 }
 
 /**
@@ -49,13 +59,15 @@ async function accessibilityViolations(page: Page): Promise<string[]> {
 
 /**
  * Checks the page as a person would meet it: no serious or critical axe-core finding, on every dialect; and saves a
- * full-page screenshot of it as NAME.png once per run, on the first dialect under test.
+ * full-page screenshot of it once per run, on the first dialect under test: NAME.png, or NAME-WIDTH[-dark].png when
+ * the page is looked at in a given `view` (so `endpoints-390-dark.png`).
  */
-export async function lookAt(page: Page, dialect: string, name: string): Promise<void> {
-  expect(await accessibilityViolations(page), `accessibility of the ${name} page`).toEqual([])
+export async function lookAt(page: Page, dialect: string, name: string, view?: View): Promise<void> {
+  const file = view ? `${name}-${view.width}${view.dark ? '-dark' : ''}` : name
+  expect(await accessibilityViolations(page), `accessibility of ${file}`).toEqual([])
   if (dialect !== inject('dialects')[0]) return
   mkdirSync(SCREENSHOTS, { recursive: true })
-  await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true })
+  await page.screenshot({ path: join(SCREENSHOTS, `${file}.png`), fullPage: true })
 }
 
 /** Signs in on the console's sign-in form (at whatever console URL the page is on) and waits for the signed-in page. */

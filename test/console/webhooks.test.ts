@@ -2,7 +2,8 @@ import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import type { CreatedAccount } from '../support/herald.js'
 import { createAccount } from '../support/http.js'
-import { Receiver } from '../support/receiver.js'
+import { Receiver, eventually } from '../support/receiver.js'
+import { type Delivery, webhookApi } from '../webhooks/support.js'
 import { forEachConsole, lookAt, newPage, openSignedIn, patchSettings, refreshUntil } from './support.js'
 
 // The README's path, as a new user takes it: sign in with the credentials `accounts create` printed, add an endpoint
@@ -35,6 +36,8 @@ forEachConsole('the console shows deliveries and acts on endpoints in Chromium',
 
   const statusOf = (page: Page) => page.locator('.facts .status').first().textContent()
   const attempts = (page: Page) => page.locator('.timeline .attempt').allInnerTexts()
+  /** The delivery page's link to its endpoint, which it names by its description. */
+  const endpointLink = (page: Page) => page.locator('.facts').getByRole('link', { name: 'Local receiver' })
 
   /** Sends the endpoint a test event from its page and opens the one delivery the answer links to. */
   async function sendTestEvent(): Promise<void> {
@@ -71,12 +74,31 @@ forEachConsole('the console shows deliveries and acts on endpoints in Chromium',
     expect(first).toMatch(/Attempt 1\s+HTTP 204/)
     expect(await page.locator('.payload').textContent()).toContain(`"endpoint_id": "${endpointId}"`)
     expect(receiver.requests).toHaveLength(1)
-    expect((JSON.parse(receiver.requests[0]!.body) as { type: string }).type).toBe('webhook.test')
+    const [received] = receiver.requests
+    expect((JSON.parse(received!.body) as { type: string }).type).toBe('webhook.test')
+
+    // What was sent, beside the answer: the URL, the Standard Webhooks headers as received, and the body to the byte.
+    await endpointLink(page).waitFor()
+    const attempt = page.locator('[data-attempt="1"]')
+    expect(await attempt.locator('.request').getByText(`POST ${receiver.url}`).count()).toBe(1)
+    for (const name of ['webhook-id', 'webhook-timestamp', 'webhook-signature']) {
+      expect(await attempt.locator(`[data-header="${name}"]`).textContent(), name).toBe(received!.headers[name])
+    }
+    expect(await page.locator('[data-body]').textContent()).toBe(received!.body)
+    // Times read as relative, with the exact time on hover.
+    const api = await webhookApi(account, h.current.clock)
+    const deliveryId = new URL(page.url()).pathname.split('/').pop()!
+    const createdAt = (await api.get<Delivery & { created_at: string }>(`/webhooks/deliveries/${deliveryId}`)).body.created_at
+    const created = page.locator('.facts time').first()
+    expect(await created.getAttribute('datetime')).toBe(createdAt)
+    expect(await created.getAttribute('title')).toContain(`${createdAt.replace('T', ' ').slice(0, 19)} UTC`)
+    expect(await created.textContent()).toMatch(/^(just now|in a moment|(in )?\d+ (s|min|h|d)( ago)?)$/)
+    await lookAt(page, dialect, 'delivery')
   })
 
   it('shows the retries of a failing receiver with their codes, then the delivery failed, and retries it by hand', async () => {
     receiver.respond = () => ({ status: 500, body: 'database is down' })
-    await page.getByRole('link', { name: /^ep_/ }).click()
+    await endpointLink(page).click()
     await sendTestEvent()
     await refreshUntil(page, async () => (await attempts(page)).length === 1, 'the first attempt')
     expect(await statusOf(page)).toBe('pending')
@@ -107,7 +129,7 @@ forEachConsole('the console shows deliveries and acts on endpoints in Chromium',
   })
 
   it('disables the endpoint, holds its new delivery and says why a retry is refused, then enables it and the delivery goes out', async () => {
-    await page.getByRole('link', { name: /^ep_/ }).click()
+    await endpointLink(page).click()
     await page.getByRole('button', { name: 'Disable' }).click()
     await page.getByRole('button', { name: 'Enable' }).waitFor()
     expect(await statusOf(page)).toBe('disabled')
@@ -116,7 +138,7 @@ forEachConsole('the console shows deliveries and acts on endpoints in Chromium',
     await page.getByRole('button', { name: 'Retry now' }).click()
     expect(await page.getByRole('alert').textContent()).toContain("Can't retry: The endpoint is disabled: enable it and its held deliveries flow")
 
-    await page.getByRole('link', { name: /^ep_/ }).click()
+    await endpointLink(page).click()
     await page.getByRole('button', { name: 'Enable' }).click()
     await page.getByRole('button', { name: 'Disable' }).waitFor()
     await page.getByRole('link', { name: 'Its deliveries' }).click()
@@ -126,6 +148,9 @@ forEachConsole('the console shows deliveries and acts on endpoints in Chromium',
       return statuses.length === 3 && statuses.every((status) => status !== 'held')
     }, 'the held delivery go out')
     expect(await page.locator('tr[data-delivery] .status').allTextContents()).toEqual(['succeeded', 'succeeded', 'succeeded'])
+    // Each row names its endpoint by its description.
+    await page.locator('tr[data-delivery] .name').nth(2).waitFor()
+    expect(await page.locator('tr[data-delivery] .name').allTextContents()).toEqual(['Local receiver', 'Local receiver', 'Local receiver'])
     await lookAt(page, dialect, 'deliveries')
     // The dark theme follows the system's preference.
     const background = () => page.evaluate('getComputedStyle(document.body).backgroundColor')
@@ -137,5 +162,28 @@ forEachConsole('the console shows deliveries and acts on endpoints in Chromium',
     await page.getByRole('link', { name: 'Endpoints' }).click()
     await page.locator('tr[data-endpoint]').waitFor()
     await lookAt(page, dialect, 'endpoints')
+  })
+
+  it('shows a delivery published meanwhile while the list is live, without a reload, and keeps the filter', async () => {
+    await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Deliveries' }).click()
+    await page.getByLabel('Status').selectOption('succeeded')
+    await page.getByRole('button', { name: 'Apply filters' }).click()
+    await page.waitForURL((url) => url.searchParams.get('status') === 'succeeded')
+    await page.locator('tr[data-delivery]').first().waitFor()
+    expect(await page.getByRole('checkbox', { name: 'Live' }).isChecked()).toBe(true)
+    // A full reload would lose this.
+    await page.evaluate('window.stayedOpen = true')
+
+    const api = await webhookApi(account, h.current.clock)
+    const published = await api.post<{ id: string }>('/webhooks/events', { type: 'invoice.live', data: { live: true } })
+    expect(published.status).toBe(201)
+    const delivered = await eventually(async () => {
+      const listed = await api.get<{ data: Delivery[] }>(`/webhooks/deliveries?event_id=${published.body.id}&status=succeeded`)
+      return listed.body.data[0]
+    }, 15_000, 'the delivery succeeded')
+    await page.locator(`tr[data-delivery="${delivered.id}"]`).waitFor({ timeout: 15_000 })
+    expect(await page.evaluate('window.stayedOpen')).toBe(true)
+    expect(new URL(page.url()).searchParams.get('status')).toBe('succeeded')
+    expect(await page.getByLabel('Status').inputValue()).toBe('succeeded')
   })
 })

@@ -5,7 +5,8 @@ import { SCOPES, can } from '../session.js'
 import type { Client } from '../types.js'
 import { Copy, Empty, ErrorNote, OkNote, isNotFound, useLoad } from '../ui.js'
 
-// One client: its metadata, and (with herald:clients:write) an edit of the fields a person changes most.
+// One client: its metadata, and (with herald:clients:write) an edit of the fields a person changes most. The
+// account's original management client says why it has no Delete nor Rotate secret, and its scope stays as it is.
 
 type Fields = Record<'client_name' | 'redirect_uris' | 'scope' | 'backchannel_logout_uri', string>
 
@@ -40,6 +41,13 @@ export function ClientPage(props: { id: string }) {
         Client <span class="mono">{props.id}</span> <Copy text={props.id} />
       </h1>
       {client.error !== undefined && <ErrorNote error={client.error} />}
+      {client.data?.admin && (
+        <p class="notice" data-admin-client>
+          This is the account's original management client, the one <code>herald accounts create</code> printed: the way back into the account. The API refuses to
+          delete it or change its scope, and a new secret would break the credentials its users saved, so the console offers neither; if its secret is lost, the
+          operator resets it with <code>herald accounts reset-admin</code>.
+        </p>
+      )}
       {client.data && (can(SCOPES.clientsWrite) ? <EditClient client={client.data} path={path} /> : <pre>{JSON.stringify(client.data, null, 2)}</pre>)}
     </section>
   )
@@ -83,7 +91,7 @@ function EditClient(props: { client: Client; path: string }) {
       <label for="edit-client-redirects">Redirect URIs (one per line)</label>
       <textarea id="edit-client-redirects" rows={3} spellcheck={false} {...field('redirect_uris')} />
       <label for="edit-client-scope">Scope (space-separated)</label>
-      <input id="edit-client-scope" spellcheck={false} {...field('scope')} />
+      <input id="edit-client-scope" spellcheck={false} readOnly={props.client.admin} {...field('scope')} />
       <label for="edit-client-logout">Back-channel logout URI (empty for none)</label>
       <input id="edit-client-logout" type="url" spellcheck={false} {...field('backchannel_logout_uri')} />
       {error !== undefined && <ErrorNote error={error} />}

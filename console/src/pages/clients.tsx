@@ -7,7 +7,9 @@ import { LoadState, Pager, Table } from '../list.js'
 import { Copy, Empty, ErrorNote, useLoad } from '../ui.js'
 
 // The account's OAuth clients: the list, registration with the main RFC 7591 fields, and per client a secret
-// rotation (the new secret shown once) and deletion; each client's page edits it.
+// rotation (the new secret shown once) and deletion; each client's page edits it. The account's original management
+// client is offered neither: the API refuses its deletion, and a new secret would silently break the credentials
+// its users saved (the operator resets it with `herald accounts reset-admin`).
 
 const GRANTS = ['authorization_code', 'refresh_token', 'client_credentials'] as const
 const AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'none', 'private_key_jwt'] as const
@@ -71,44 +73,52 @@ export function Clients(props: { place: Place }) {
       {error !== undefined && <ErrorNote error={error} />}
       <LoadState of={page} />
       {page.data && (
-        <Table
-          headings={['Client', 'Name', 'Grants', 'Scope', writable && 'Actions']}
-          rows={page.data.data}
-          empty={<Empty title="No clients." />}
-          row={(client) => (
-            <tr data-client={client.client_id}>
-              <td>
-                <Link to={`/clients/${client.client_id}`} class="mono">
-                  {client.client_id}
-                </Link>{' '}
-                <Copy text={client.client_id} />
-              </td>
-              <td>{client.client_name || <span class="muted">—</span>}</td>
-              <td class="mono small">{client.grant_types.join(', ')}</td>
-              <td class="mono small wrap">{client.scope || <span class="muted">—</span>}</td>
-              {writable && (
+        <div class="stacked">
+          <Table
+            headings={['Client', 'Name', 'Grants', 'Scope', writable && 'Actions']}
+            rows={page.data.data}
+            empty={<Empty title="No clients." />}
+            row={(client) => (
+              <tr data-client={client.client_id}>
                 <td>
-                  <div class="actions">
-                    {client.token_endpoint_auth_method !== 'none' && client.token_endpoint_auth_method !== 'private_key_jwt' && (
-                      <button type="button" class="secondary" onClick={() => void rotate(client.client_id)} aria-label={`Rotate secret of ${client.client_id}`}>
-                        Rotate secret
-                      </button>
-                    )}
-                    {deleting === client.client_id ? (
-                      <button type="button" class="destructive" onClick={() => void remove(client.client_id)}>
-                        Delete for good
-                      </button>
-                    ) : (
-                      <button type="button" class="secondary" onClick={() => setDeleting(client.client_id)} aria-label={`Delete ${client.client_id}`}>
-                        Delete
-                      </button>
-                    )}
-                  </div>
+                  <Link to={`/clients/${client.client_id}`} class="mono">
+                    {client.client_id}
+                  </Link>{' '}
+                  <Copy text={client.client_id} />
                 </td>
-              )}
-            </tr>
-          )}
-        />
+                <td>
+                  {client.client_name || <span class="muted">—</span>} {client.admin && <span class="badge">admin</span>}
+                </td>
+                <td class="mono small">{client.grant_types.join(', ')}</td>
+                <td class="mono small wrap">{client.scope || <span class="muted">—</span>}</td>
+                {writable && (
+                  <td>
+                    {client.admin ? (
+                      <span class="muted small">none for the account's admin client</span>
+                    ) : (
+                      <div class="actions">
+                        {client.token_endpoint_auth_method !== 'none' && client.token_endpoint_auth_method !== 'private_key_jwt' && (
+                          <button type="button" class="secondary" onClick={() => void rotate(client.client_id)} aria-label={`Rotate secret of ${client.client_id}`}>
+                            Rotate secret
+                          </button>
+                        )}
+                        {deleting === client.client_id ? (
+                          <button type="button" class="destructive" onClick={() => void remove(client.client_id)}>
+                            Delete for good
+                          </button>
+                        ) : (
+                          <button type="button" class="secondary" onClick={() => setDeleting(client.client_id)} aria-label={`Delete ${client.client_id}`}>
+                            Delete
+                          </button>
+                        )}
+                      </div>
+                    )}
+                  </td>
+                )}
+              </tr>
+            )}
+          />
+        </div>
       )}
       <Pager path="/clients" cursor={cursor} next={page.data?.next_cursor} />
     </section>

@@ -1,8 +1,10 @@
 import { useState } from 'preact/hooks'
 import { type Page, api, query } from '../api.js'
 import { Link, type Place, navigate } from '../router.js'
+import { SCOPES, can } from '../session.js'
 import { DELIVERY_STATUSES, type Delivery } from '../types.js'
-import { LoadState, Pager } from '../list.js'
+import { LiveToggle, LoadState, Pager, useLive } from '../list.js'
+import { useEndpointChoices } from '../names.js'
 import { Empty, useLoad } from '../ui.js'
 import { DeliveryTable } from './delivery-table.js'
 
@@ -29,15 +31,19 @@ export function Deliveries(props: { place: Place }) {
   const limit = params.get('limit')
   const path = `/webhooks/deliveries${query({ ...filters, cursor, limit: limit ?? PAGE_SIZE })}`
   const page = useLoad(path, () => api<Page<Delivery>>('GET', path))
+  const live = useLive(page)
   const filtered = FILTERS.some((name) => filters[name])
 
   return (
     <section>
       <div class="heading">
         <h1>Deliveries</h1>
-        <button type="button" class="secondary" onClick={page.reload}>
-          Refresh
-        </button>
+        <div class="actions">
+          <LiveToggle live={live} />
+          <button type="button" class="secondary" onClick={page.reload}>
+            Refresh
+          </button>
+        </div>
       </div>
       {/* key: a new URL (back, a bookmark) starts the form again from its filters. */}
       <FilterForm key={params.toString()} filters={filters} filtered={filtered} />
@@ -54,7 +60,14 @@ export function Deliveries(props: { place: Place }) {
             ) : (
               <Empty title="No deliveries yet.">
                 <p>
-                  A delivery is made for each endpoint subscribed to an event when the event is published. <Link to="/endpoints">Add an endpoint</Link>, then send it a test event.
+                  A delivery is made for each endpoint subscribed to an event when the event is published.{' '}
+                  {can(SCOPES.webhooksWrite) ? (
+                    <>
+                      <Link to="/endpoints">Add an endpoint</Link>, then send it a test event.
+                    </>
+                  ) : (
+                    'A client with herald:webhooks:write can add endpoints.'
+                  )}
                 </p>
               </Empty>
             )
@@ -69,6 +82,7 @@ export function Deliveries(props: { place: Place }) {
 type Filters = Record<(typeof FILTERS)[number], string>
 
 function FilterForm(props: { filters: Filters; filtered: boolean }) {
+  const endpoints = useEndpointChoices()
   const [values, setValues] = useState<Filters>({ ...props.filters, since: toLocalInput(props.filters.since), until: toLocalInput(props.filters.until) })
   const field = (name: keyof Filters) => ({
     name,
@@ -92,9 +106,15 @@ function FilterForm(props: { filters: Filters; filtered: boolean }) {
         </select>
       </label>
       <label>
-        Endpoint id
-        <input {...field('endpoint_id')} placeholder="ep_…" spellcheck={false} />
+        Endpoint
+        <input {...field('endpoint_id')} placeholder="ep_…" spellcheck={false} list="endpoint-choices" />
       </label>
+      {/* Offered by name as the id is typed; the filter is the id. */}
+      <datalist id="endpoint-choices">
+        {endpoints.map(([id, name]) => (
+          <option value={id}>{name}</option>
+        ))}
+      </datalist>
       <label>
         Event type
         <input {...field('event_type')} placeholder="invoice.paid" spellcheck={false} />

@@ -1,10 +1,13 @@
 import type { ComponentChildren, VNode } from 'preact'
-import { type Heading, Table } from '../list.js'
+import { type Page, api, query } from '../api.js'
+import { type Heading, LiveToggle, Table, useLive } from '../list.js'
+import { EndpointName } from '../names.js'
 import { Link } from '../router.js'
+import { Time } from '../time.js'
 import type { Delivery } from '../types.js'
-import { Status, Time } from '../ui.js'
+import { ErrorNote, Status, useLoad } from '../ui.js'
 
-// Deliveries as rows, for the deliveries page and for an event's page: each picks the columns it shows, in its order.
+// Deliveries as rows, for the deliveries page, an event's and an endpoint's: each picks the columns it shows, in its order.
 
 function outcome(delivery: Delivery): string {
   if (delivery.last_response_status !== null) return `HTTP ${delivery.last_response_status}`
@@ -35,9 +38,7 @@ const COLUMNS = {
     heading: 'Endpoint',
     cell: (delivery) => (
       <td>
-        <Link to={`/endpoints/${delivery.endpoint_id}`} class="mono">
-          {delivery.endpoint_id}
-        </Link>
+        <EndpointName id={delivery.endpoint_id} />
       </td>
     ),
   },
@@ -72,5 +73,30 @@ export function DeliveryTable(props: { deliveries: Delivery[]; columns: Delivery
       empty={props.empty}
       row={(delivery) => <tr data-delivery={delivery.id}>{props.columns.map((column) => COLUMNS[column].cell(delivery))}</tr>}
     />
+  )
+}
+
+/**
+ * A section of the deliveries `filter` selects (an event's, an endpoint's), newest first, kept current while live,
+ * with a link to all of them on the deliveries page when there are more than `limit`.
+ */
+export function LiveDeliveries(props: { title: string; filter: Record<string, string>; limit: number; columns: DeliveryColumn[]; empty: ComponentChildren }) {
+  const path = `/webhooks/deliveries${query({ ...props.filter, limit: props.limit })}`
+  const deliveries = useLoad(path, () => api<Page<Delivery>>('GET', path))
+  const live = useLive(deliveries)
+  return (
+    <>
+      <div class="heading">
+        <h2>{props.title}</h2>
+        <LiveToggle live={live} />
+      </div>
+      {deliveries.error !== undefined && <ErrorNote error={deliveries.error} />}
+      {deliveries.data && <DeliveryTable deliveries={deliveries.data.data} columns={props.columns} empty={props.empty} />}
+      {deliveries.data?.next_cursor && (
+        <p>
+          <Link to={`/${query(props.filter)}`}>All its deliveries</Link>
+        </p>
+      )}
+    </>
   )
 }

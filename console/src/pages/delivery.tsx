@@ -1,10 +1,12 @@
 import { useState } from 'preact/hooks'
 import { ApiError, api } from '../api.js'
+import { LiveToggle, LoadState, useLive } from '../list.js'
+import { EndpointName } from '../names.js'
 import { Link } from '../router.js'
 import { SCOPES, can } from '../session.js'
-import type { Attempt, Delivery, DeliveryWithAttempts, HeraldEvent, Settings } from '../types.js'
-import { LoadState } from '../list.js'
-import { Copy, Empty, ErrorNote, Status, Time, isNotFound, useLoad } from '../ui.js'
+import { Time } from '../time.js'
+import type { Attempt, Delivery, DeliveryWithAttempts, Settings } from '../types.js'
+import { Copy, Empty, Status, isNotFound, useLoad } from '../ui.js'
 
 /** A number of seconds in the largest unit that keeps it readable: 5 s, 5 min, 2 h, 1 d 4 h. */
 export function duration(seconds: number): string {
@@ -17,6 +19,7 @@ export function duration(seconds: number): string {
 export function DeliveryPage(props: { id: string }) {
   const path = `/webhooks/deliveries/${encodeURIComponent(props.id)}`
   const delivery = useLoad(path, () => api<DeliveryWithAttempts>('GET', path))
+  const live = useLive(delivery)
   if (isNotFound(delivery.error)) {
     return (
       <section>
@@ -37,9 +40,12 @@ export function DeliveryPage(props: { id: string }) {
         <h1>
           Delivery <span class="mono">{props.id}</span> <Copy text={props.id} />
         </h1>
-        <button type="button" class="secondary" onClick={delivery.reload}>
-          Refresh
-        </button>
+        <div class="actions">
+          <LiveToggle live={live} />
+          <button type="button" class="secondary" onClick={delivery.reload}>
+            Refresh
+          </button>
+        </div>
       </div>
       <LoadState of={delivery} />
       {data && (
@@ -48,8 +54,8 @@ export function DeliveryPage(props: { id: string }) {
           <h2>Attempts</h2>
           <Timeline attempts={data.attempts} />
           <Schedule delivery={data} />
-          <h2>Event payload</h2>
-          <Payload eventId={data.event_id} />
+          <h2>Body</h2>
+          <Body body={data.body} />
         </>
       )}
     </section>
@@ -70,9 +76,7 @@ function Summary(props: { delivery: DeliveryWithAttempts; onRetried(): void }) {
       </dd>
       <dt>Endpoint</dt>
       <dd>
-        <Link to={`/endpoints/${delivery.endpoint_id}`} class="mono">
-          {delivery.endpoint_id}
-        </Link>
+        <EndpointName id={delivery.endpoint_id} /> <span class="mono muted small">{delivery.endpoint_id}</span>
       </dd>
       <dt>Attempts</dt>
       <dd>{delivery.attempt_count}</dd>
@@ -119,6 +123,7 @@ function Retry(props: { id: string; onRetried(): void }) {
   )
 }
 
+/** Each attempt: what it sent beside what came back. */
 function Timeline(props: { attempts: Attempt[] }) {
   if (props.attempts.length === 0) return <Empty title="No attempt yet: the first one starts as soon as a worker picks the delivery up." />
   return (
@@ -133,11 +138,45 @@ function Timeline(props: { attempts: Attempt[] }) {
               <Time value={attempt.started_at} />
               <span class="muted">{attempt.duration_ms !== null ? `${attempt.duration_ms} ms` : 'duration unknown'}</span>
             </div>
-            {attempt.response_excerpt ? <pre class="excerpt">{attempt.response_excerpt}</pre> : <p class="muted small">No response body kept.</p>}
+            <div class="exchange">
+              <div class="request">
+                <h3>Request</h3>
+                <Request sent={attempt.request} error={attempt.error} />
+              </div>
+              <div class="response">
+                <h3>Response</h3>
+                {attempt.response_excerpt ? <pre class="excerpt">{attempt.response_excerpt}</pre> : <p class="muted small">No response body kept.</p>}
+              </div>
+            </div>
           </li>
         )
       })}
     </ol>
+  )
+}
+
+/** The URL and the Standard Webhooks headers an attempt went with, as Herald recorded them; the body is the delivery's. */
+function Request(props: { sent: Attempt['request']; error: string | null }) {
+  const { sent } = props
+  if (!sent) return <p class="muted small">{props.error === 'worker_lost' ? 'Not known: the worker making it stopped.' : 'Nothing was sent.'}</p>
+  return (
+    <>
+      <p class="mono wrap">POST {sent.url ?? <span class="muted">(URL not recorded)</span>}</p>
+      {sent.headers ? (
+        <dl class="headers">
+          {Object.entries(sent.headers).map(([name, value]) => (
+            <>
+              <dt class="mono">{name}</dt>
+              <dd class="mono" data-header={name}>
+                {value ?? <span class="muted">not recorded</span>}
+              </dd>
+            </>
+          ))}
+        </dl>
+      ) : (
+        <p class="muted small">A back-channel logout token, signed for this attempt and not kept.</p>
+      )}
+    </>
   )
 }
 
@@ -170,11 +209,18 @@ function Schedule(props: { delivery: Delivery }) {
   )
 }
 
-function Payload(props: { eventId: string }) {
-  const path = `/webhooks/events/${encodeURIComponent(props.eventId)}`
-  const event = useLoad(path, () => api<HeraldEvent>('GET', path))
-  if (isNotFound(event.error)) return <p class="muted">The event is no longer kept (retention).</p>
-  if (event.error !== undefined) return <ErrorNote error={event.error} />
-  if (!event.data) return <p class="muted">Loading…</p>
-  return <pre class="payload">{JSON.stringify(event.data.data, null, 2)}</pre>
+/** The body every attempt sent, laid out to read, and byte for byte as it was signed. */
+function Body(props: { body: string | null }) {
+  if (props.body === null) return <p class="muted">Each attempt carried a back-channel logout token signed for it, which is not kept.</p>
+  return (
+    <>
+      <pre class="payload">{JSON.stringify(JSON.parse(props.body), null, 2)}</pre>
+      <details>
+        <summary>As sent, byte for byte (what the signature covers)</summary>
+        <pre class="wrap" data-body>
+          {props.body}
+        </pre>
+      </details>
+    </>
+  )
 }

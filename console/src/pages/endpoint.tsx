@@ -1,11 +1,17 @@
 import { useState } from 'preact/hooks'
 import { type Page, api, query } from '../api.js'
+import { ClientName, endpointNames } from '../names.js'
 import { Link } from '../router.js'
 import { SCOPES, can } from '../session.js'
+import { Time } from '../time.js'
 import type { Delivery, Endpoint, Subscription } from '../types.js'
+import { LiveDeliveries } from './delivery-table.js'
 import { DeleteEndpoint, EditEndpoint, Recover, Secret } from './endpoint-actions.js'
 import { EndpointActivity } from './endpoint-stats.js'
-import { Copy, Empty, ErrorNote, Status, Time, isNotFound, useLoad } from '../ui.js'
+import { Copy, Empty, ErrorNote, Status, isNotFound, useLoad } from '../ui.js'
+
+/** Deliveries an endpoint's page lists; the rest are a link away, in the deliveries list. */
+const RECENT_DELIVERIES = 10
 
 export function EndpointPage(props: { id: string }) {
   const path = `/webhooks/endpoints/${encodeURIComponent(props.id)}`
@@ -46,15 +52,7 @@ export function EndpointPage(props: { id: string }) {
       </div>
       {data?.client_id && (
         <p class="notice" data-client-managed>
-          This endpoint carries the back-channel logout of client{' '}
-          {can(SCOPES.clientsRead) ? (
-            <Link to={`/clients/${data.client_id}`} class="mono">
-              {data.client_id}
-            </Link>
-          ) : (
-            <span class="mono">{data.client_id}</span>
-          )}{' '}
-          <Copy text={data.client_id} />: its URL and its
+          This endpoint carries the back-channel logout of client <ClientName id={data.client_id} /> <Copy text={data.client_id} />: its URL and its
           deletion follow the client's <code>backchannel_logout_uri</code>, and it has no secret (logout tokens are signed with the account's keys), so the console shows it
           read-only. Disabling it holds the logout tokens.
         </p>
@@ -64,7 +62,10 @@ export function EndpointPage(props: { id: string }) {
           endpoint={data}
           onDone={(changed) => {
             setEditing(false)
-            if (changed) endpoint.reload()
+            if (!changed) return
+            endpoint.reload()
+            // Its description or URL, which other pages call it by.
+            endpointNames.forget()
           }}
         />
       )}
@@ -98,6 +99,13 @@ export function EndpointPage(props: { id: string }) {
         <>
           <h2>Last 24 hours</h2>
           <EndpointActivity endpointId={data.id} />
+          <LiveDeliveries
+            title="Recent deliveries"
+            filter={{ endpoint_id: data.id }}
+            limit={RECENT_DELIVERIES}
+            columns={['status', 'delivery', 'eventType', 'attempts', 'outcome', 'created']}
+            empty={<Empty title="No deliveries yet: publish an event it subscribes to, or send it a test event." />}
+          />
         </>
       )}
       {data && writable && !data.client_id && <TestDelivery endpointId={data.id} />}

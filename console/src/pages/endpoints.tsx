@@ -31,7 +31,7 @@ export function Endpoints(props: { place: Place }) {
           rows={page.data.data}
           empty={
             <Empty title="No endpoints yet.">
-              <p>{writable ? 'Add an endpoint: the URL Herald sends your events to, and the event types it wants.' : 'This token may only read; a client with herald:webhooks:write can add endpoints.'}</p>
+              <p>{writable ? 'Add an endpoint: the URL Herald sends your events to, and the event types it wants.' : "This token can't add endpoints: a client with herald:webhooks:write can."}</p>
             </Empty>
           }
           row={(endpoint) => (

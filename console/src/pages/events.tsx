@@ -3,7 +3,7 @@ import { ApiError, type Page, api, query } from '../api.js'
 import { Link, type Place, navigate } from '../router.js'
 import { SCOPES, can } from '../session.js'
 import type { HeraldEvent } from '../types.js'
-import { LoadState, Pager, Table } from '../list.js'
+import { LiveToggle, LoadState, Pager, Table, useLive } from '../list.js'
 import { Empty, Time, useLoad } from '../ui.js'
 
 // The account's events, newest first, with the type filter and the cursor in the URL; and a form to publish one.
@@ -13,12 +13,14 @@ export function Events(props: { place: Place }) {
   const cursor = props.place.query.get('cursor')
   const path = `/webhooks/events${query({ type, cursor, limit: 50 })}`
   const page = useLoad(path, () => api<Page<HeraldEvent>>('GET', path))
+  const live = useLive(page)
   const [publishing, setPublishing] = useState(false)
   return (
     <section>
       <div class="heading">
         <h1>Events</h1>
         <div class="actions">
+          <LiveToggle live={live} />
           <Link to="/event-types">Event types</Link>
           {can(SCOPES.publish) && !publishing && (
             <button type="button" onClick={() => setPublishing(true)}>
@@ -107,7 +109,9 @@ function Publish(props: { type: string; onCancel(): void }) {
     if ('error' in parsed) return setError(parsed.error)
     setError(undefined)
     try {
-      const published = await api<HeraldEvent>('POST', '/webhooks/events', { type: type.trim(), data: parsed.data })
+      const key = String(form.get('idempotency_key') ?? '').trim()
+      // A key Herald has seen within 24 hours answers with the event first published under it: that is the page opened.
+      const published = await api<HeraldEvent>('POST', '/webhooks/events', { type: type.trim(), data: parsed.data, ...(key && { idempotency_key: key }) })
       navigate(`/events/${published.id}`)
     } catch (publishError) {
       setError(publishError instanceof ApiError ? `Herald refused the event (${publishError.status}): ${publishError.message}` : String(publishError))
@@ -121,6 +125,11 @@ function Publish(props: { type: string; onCancel(): void }) {
       <input id="publish-type" name="type" required value={type} onInput={(event) => setType(event.currentTarget.value)} placeholder="invoice.paid" spellcheck={false} />
       <label for="publish-data">Data (a JSON object)</label>
       <textarea id="publish-data" name="data" rows={6} spellcheck={false} placeholder='{"invoice_id": "in_123"}' />
+      <label for="publish-key">Idempotency key (optional)</label>
+      <input id="publish-key" name="idempotency_key" maxLength={255} spellcheck={false} autoComplete="off" placeholder="invoice-in_123-paid" aria-describedby="publish-key-note" />
+      <p id="publish-key-note" class="muted small">
+        Publishing again with the same key within 24 hours publishes nothing more and opens the event first published; the same key with another type or data is refused.
+      </p>
       {error !== undefined && (
         <p class="error" role="alert">
           {error}

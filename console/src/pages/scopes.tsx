@@ -36,27 +36,29 @@ export function Scopes(props: { place: Place }) {
       )}
       <LoadState of={page} />
       {page.data && (
-        <Table
-          headings={['Scope', 'Kind', 'Description', writable && 'Actions']}
-          rows={page.data.data}
-          empty={<Empty title="No scopes." />}
-          row={(scope) => (
-            <tr data-scope={scope.name}>
-              <td class="mono">{scope.name}</td>
-              <td>{scope.kind === 'oidc' ? 'OpenID Connect' : 'custom'}</td>
-              <td>{scope.description || <span class="muted">—</span>}</td>
-              {writable && (
-                <td>
-                  {scope.kind === 'custom' && (
-                    <button type="button" class="secondary" onClick={() => void remove(scope.name)} aria-label={`Delete ${scope.name}`}>
-                      Delete
-                    </button>
-                  )}
-                </td>
-              )}
-            </tr>
-          )}
-        />
+        <div class="stacked">
+          <Table
+            headings={['Scope', 'Kind', 'Description', writable && 'Actions']}
+            rows={page.data.data}
+            empty={<Empty title="No scopes." />}
+            row={(scope) => (
+              <tr data-scope={scope.name}>
+                <td class="mono">{scope.name}</td>
+                <td>{scope.kind === 'oidc' ? 'OpenID Connect' : 'custom'}</td>
+                <td>{scope.description || <span class="muted">—</span>}</td>
+                {writable && (
+                  <td>
+                    {scope.kind === 'custom' && (
+                      <button type="button" class="secondary" onClick={() => void remove(scope.name)} aria-label={`Delete ${scope.name}`}>
+                        Delete
+                      </button>
+                    )}
+                  </td>
+                )}
+              </tr>
+            )}
+          />
+        </div>
       )}
       <Pager path="/scopes" cursor={cursor} next={page.data?.next_cursor} />
     </section>

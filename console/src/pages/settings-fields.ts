@@ -40,6 +40,7 @@ export const SETTING_GROUPS: Array<{ title: string; fields: SettingField[] }> = 
       { name: 'login_url', label: 'Login page', kind: 'url' },
       { name: 'consent_url', label: 'Consent page', kind: 'url' },
       { name: 'logout_url', label: 'Logout page', kind: 'url' },
+      { name: 'post_logout_url', label: 'After a logout with no page of the client to return to', kind: 'url' },
       { name: 'error_url', label: 'Error page', kind: 'url' },
       { name: 'default_audience', label: 'Default audience of access tokens', kind: 'audience' },
       { name: 'access_token_signing_alg', label: 'Access token signing algorithm', kind: 'alg' },

@@ -1,12 +1,34 @@
 import { useState } from 'preact/hooks'
 import { signIn, signOutReason } from '../session.js'
 
+const REMEMBERED_ACCOUNT = 'herald.console.account'
+
+/**
+ * Keeps the account id of a sign-in in this browser's localStorage, so that the form after a reload starts with it.
+ * The id is no secret (every API URL names it); the token and the client's credentials are never stored.
+ */
+export function rememberAccount(accountId: string): void {
+  try {
+    localStorage.setItem(REMEMBERED_ACCOUNT, accountId)
+  } catch {
+    // Storage turned off: the form starts empty, as it always did.
+  }
+}
+
+function rememberedAccount(): string {
+  try {
+    return localStorage.getItem(REMEMBERED_ACCOUNT) ?? ''
+  } catch {
+    return ''
+  }
+}
+
 /** Sign-in with a management client: the token stays in this page's memory, the secret is used once. */
 export function SignIn(props: { accountId?: string }) {
   const [error, setError] = useState<string | undefined>()
   const [busy, setBusy] = useState(false)
-  // A spent sign-in link names its account: the form starts with it.
-  const [account, setAccount] = useState(props.accountId ?? '')
+  // A spent sign-in link names its account: the form starts with it, or else with the last one signed in to.
+  const [account, setAccount] = useState(() => props.accountId ?? rememberedAccount())
   const reason = signOutReason()
   const submit = async (event: Event) => {
     event.preventDefault()
@@ -47,7 +69,7 @@ export function SignIn(props: { accountId?: string }) {
           {busy ? 'Signing in…' : 'Sign in'}
         </button>
       </form>
-      <p class="muted small">The token is kept in this tab's memory only: reloading the page asks you to sign in again, and brings you back to the same page.</p>
+      <p class="muted small">The token is kept in this tab's memory only: reloading the page asks you to sign in again, and brings you back to the same page. This browser remembers the account id alone.</p>
     </main>
   )
 }

@@ -3,6 +3,7 @@ import { type Page, api, query } from '../api.js'
 import { type Place, navigate } from '../router.js'
 import type { Consent, UserSession } from '../types.js'
 import { Table } from '../list.js'
+import { ClientName } from '../names.js'
 import { Empty, ErrorNote, OutcomeNote, Time, useLoad, useOutcome } from '../ui.js'
 
 // A user's browser sessions and remembered consents, looked up by subject (`?subject=` in the URL); ending a session
@@ -87,7 +88,9 @@ function Subject(props: { subject: string }) {
           empty={<Empty title={`${props.subject} has no remembered consent.`} />}
           row={(consent) => (
             <tr data-consent={consent.client_id}>
-              <td class="mono">{consent.client_id}</td>
+              <td>
+                <ClientName id={consent.client_id} />
+              </td>
               <td class="mono small">{consent.scope.join(' ')}</td>
               <td>
                 <Time value={consent.updated_at} />

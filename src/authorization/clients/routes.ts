@@ -2,8 +2,10 @@ import { Type } from 'typebox'
 import { principalOf } from '../../platform/http/account-scope.js'
 import { PageOf, PageQuery, named, problemResponses, ref } from '../../platform/http/schemas.js'
 import type { App } from '../../platform/http/types.js'
+import type { Account } from '../../platform/accounts/accounts.js'
+import type { Page } from '../../platform/pagination.js'
 import { ClientMetadataFields } from './client-metadata.js'
-import type { Clients } from './clients.js'
+import type { ClientWithSecret, Clients } from './clients.js'
 
 const ClientSchema = named(
   'Client',
@@ -12,6 +14,9 @@ const ClientSchema = named(
     ...ClientMetadataFields,
     client_id_issued_at: Type.Integer(),
     management: Type.Boolean({ description: 'Allowed reserved herald: scopes; such clients use client_credentials only' }),
+    admin: Type.Boolean({
+      description: "The account's original management client (the admin_client its creation answered): it can't be deleted, its scopes, grants and authentication don't change, and `herald accounts reset-admin` replaces its secret",
+    }),
     created_at: Type.String({ format: 'date-time' }),
     updated_at: Type.String({ format: 'date-time' }),
     client_secret: Type.Optional(Type.String({ description: 'Shown only when it is made: at registration and rotation' })),
@@ -20,6 +25,15 @@ const ClientSchema = named(
 )
 
 export const clientSchemas = [ClientSchema]
+
+/** The client as the API shows it: whether it is the account's original management client is the account's to say. */
+function shown(account: Account, client: ClientWithSecret): ClientWithSecret & { admin: boolean } {
+  return { ...client, admin: client.client_id === account.adminClientId }
+}
+
+function shownPage(account: Account, page: Page<ClientWithSecret>): Page<ClientWithSecret & { admin: boolean }> {
+  return { ...page, data: page.data.map((client) => shown(account, client)) }
+}
 
 const MetadataInput = Type.Partial(Type.Object(ClientMetadataFields), { additionalProperties: false })
 const ClientParams = Type.Object({ accountId: Type.String(), clientId: Type.String({ maxLength: 64 }) })
@@ -32,24 +46,24 @@ export function clientRoutes(app: App, clients: Clients): void {
     {
       config: { scope: 'herald:clients:write' },
       bodyLimit: BODY_LIMIT,
-      schema: { summary: 'Registers a client (RFC 7591 metadata)', tags: ['clients'], body: MetadataInput, response: { 201: ref(ClientSchema, 'The client, with its secret if it has one'), ...problemResponses } },
+      schema: { summary: 'Registers a client (RFC 7591 metadata)', body: MetadataInput, response: { 201: ref(ClientSchema, 'The client, with its secret if it has one'), ...problemResponses } },
     },
-    async (request, reply) => reply.status(201).send(await clients.create(request.account.id, request.body, principalOf(request).scopes)),
+    async (request, reply) => reply.status(201).send(shown(request.account, await clients.create(request.account.id, request.body, principalOf(request).scopes))),
   )
 
   app.get(
     '/oauth/clients',
     {
       config: { scope: 'herald:clients:read' },
-      schema: { summary: "Lists the account's clients, oldest first", tags: ['clients'], querystring: PageQuery, response: { 200: PageOf(ref(ClientSchema), 'A page of clients'), ...problemResponses } },
+      schema: { summary: "Lists the account's clients, oldest first", querystring: PageQuery, response: { 200: PageOf(ref(ClientSchema), 'A page of clients'), ...problemResponses } },
     },
-    async (request) => clients.list(request.account.id, request.query.limit, request.query.cursor),
+    async (request) => shownPage(request.account, await clients.list(request.account.id, request.query.limit, request.query.cursor)),
   )
 
   app.get(
     '/oauth/clients/:clientId',
-    { config: { scope: 'herald:clients:read' }, schema: { summary: 'Reads a client', tags: ['clients'], params: ClientParams, response: { 200: ref(ClientSchema, 'The client'), ...problemResponses } } },
-    async (request) => clients.get(request.account.id, request.params.clientId),
+    { config: { scope: 'herald:clients:read' }, schema: { summary: 'Reads a client', params: ClientParams, response: { 200: ref(ClientSchema, 'The client'), ...problemResponses } } },
+    async (request) => shown(request.account, await clients.get(request.account.id, request.params.clientId)),
   )
 
   app.patch(
@@ -57,14 +71,14 @@ export function clientRoutes(app: App, clients: Clients): void {
     {
       config: { scope: 'herald:clients:write' },
       bodyLimit: BODY_LIMIT,
-      schema: { summary: "Changes a client's metadata; the result is validated as a whole", tags: ['clients'], params: ClientParams, body: MetadataInput, response: { 200: ref(ClientSchema, 'The client as changed'), ...problemResponses } },
+      schema: { summary: "Changes a client's metadata; the result is validated as a whole", params: ClientParams, body: MetadataInput, response: { 200: ref(ClientSchema, 'The client as changed'), ...problemResponses } },
     },
-    async (request) => clients.update(request.account.id, request.params.clientId, request.body, principalOf(request).scopes),
+    async (request) => shown(request.account, await clients.update(request.account.id, request.params.clientId, request.body, principalOf(request).scopes)),
   )
 
   app.delete(
     '/oauth/clients/:clientId',
-    { config: { scope: 'herald:clients:write' }, schema: { summary: 'Deletes a client; its tokens stop being issued and introspect inactive', tags: ['clients'], params: ClientParams, response: { 204: Type.Null({ description: 'The client is deleted' }), ...problemResponses } } },
+    { config: { scope: 'herald:clients:write' }, schema: { summary: 'Deletes a client; its tokens stop being issued and introspect inactive', params: ClientParams, response: { 204: Type.Null({ description: 'The client is deleted' }), ...problemResponses } } },
     async (request, reply) => {
       await clients.delete(request.account.id, request.params.clientId, principalOf(request).scopes)
       return reply.status(204).send(null)
@@ -73,7 +87,7 @@ export function clientRoutes(app: App, clients: Clients): void {
 
   app.post(
     '/oauth/clients/:clientId/secret',
-    { config: { scope: 'herald:clients:write' }, schema: { summary: "Replaces the client's secret at once; the new one is shown only here", tags: ['clients'], params: ClientParams, response: { 200: ref(ClientSchema, 'The client with its new secret'), ...problemResponses } } },
-    async (request) => clients.rotateSecret(request.account.id, request.params.clientId, principalOf(request).scopes),
+    { config: { scope: 'herald:clients:write' }, schema: { summary: "Replaces the client's secret at once; the new one is shown only here", params: ClientParams, response: { 200: ref(ClientSchema, 'The client with its new secret'), ...problemResponses } } },
+    async (request) => shown(request.account, await clients.rotateSecret(request.account.id, request.params.clientId, principalOf(request).scopes)),
   )
 }
