@@ -1,5 +1,5 @@
 import path from 'node:path'
-import SQLite from 'better-sqlite3'
+import type SQLite from 'better-sqlite3'
 import { Kysely, PostgresDialect, type SqliteDatabase, type SqliteStatement } from 'kysely'
 import pg from 'pg'
 import type { DatabaseConfig } from '../config.js'
@@ -7,6 +7,7 @@ import { createDataFolder } from './data-folder.js'
 import { type SqlDialect, sqlDialect } from './dialects/index.js'
 import { WriteLockingSqliteDialect } from './dialects/sqlite-driver.js'
 import { withPreparedStatements } from './prepared-statements.js'
+import { openSqliteConnection } from './sqlite-open.js'
 import type { DB } from './schema.js'
 
 export interface Database {
@@ -28,15 +29,7 @@ export function openDatabase(config: DatabaseConfig): Database {
 
 function openSqlite(filename: string): Database {
   if (filename !== ':memory:') createDataFolder(path.dirname(path.resolve(filename)))
-  const connection = new SQLite(filename)
-  // Other processes may write to the same file (a second `serve`, a `worker`, operator CLI commands): a statement
-  // outside a transaction, and a transaction's BEGIN IMMEDIATE (see WriteLockingSqliteDialect), wait this long for
-  // the lock before failing as unavailable.
-  connection.pragma('busy_timeout = 5000')
-  // Readers never wait for the writer, nor it for them; only writers take turns.
-  connection.pragma('journal_mode = WAL')
-  connection.pragma('foreign_keys = ON')
-  connection.pragma('synchronous = NORMAL')
+  const connection = openSqliteConnection(filename)
   const db = new Kysely<DB>({
     dialect: new WriteLockingSqliteDialect({ database: withStatementCache(connection), migrationLockFile: filename === ':memory:' ? undefined : `${filename}-lock` }),
   })
