@@ -1094,6 +1094,11 @@ export interface components {
             management: boolean;
             /** @description The account's original management client (the admin_client its creation answered): it can't be deleted, its scopes, grants and authentication don't change, and `herald accounts reset-admin` replaces its secret */
             admin: boolean;
+            /**
+             * @description Where the client came from: this API, RFC 7591 registration, or a Client ID Metadata Document
+             * @enum {unknown}
+             */
+            source: "management" | "registration" | "metadata_document";
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */

@@ -32,7 +32,7 @@ export class AuthorizationProvisioning implements AccountProvisioning {
   async provision(tx: Tx, accountId: string, adminClientId: string): Promise<AdminCredentials> {
     await insertOidcScopes(tx, accountId, this.clock.now())
     const secret = newClientSecret()
-    await this.clients.insert(tx, accountId, adminClientId, ADMIN_CLIENT_METADATA, hashClientSecret(secret))
+    await this.clients.insert(tx, accountId, adminClientId, ADMIN_CLIENT_METADATA, hashClientSecret(secret), 'management')
     return { client_id: adminClientId, client_secret: secret }
   }
 

@@ -42,6 +42,7 @@ forEachDialect((dialect) => {
       expect(created.status).toBe(201)
       expect(created.body.client_secret).toMatch(/^[A-Za-z0-9_-]{43}$/)
       expect(created.body.management).toBe(false)
+      expect(created.body.source).toBe('management')
 
       const config = await configFor(created.body, oidc.ClientSecretBasic(created.body.client_secret as string))
       const tokens = await oidc.clientCredentialsGrant(config, { scope: 'orders:read' })

@@ -578,6 +578,6 @@ function expectJwksUriRefused(answer: ApiResponse, reason: RegExp): void {
 async function storedWithJwksUri(h: TestHerald, account: CreatedAccount, jwksUri: string): Promise<string> {
   const id = newId('cli', h.clock.now())
   const metadata = { ...DEFAULT_METADATA, grant_types: ['client_credentials' as const], response_types: [], token_endpoint_auth_method: 'private_key_jwt' as const, jwks_uri: jwksUri }
-  await transaction(h.herald.database.db, (tx) => h.herald.clients.insert(tx, account.id, id, metadata, null))
+  await transaction(h.herald.database.db, (tx) => h.herald.clients.insert(tx, account.id, id, metadata, null, 'management'))
   return id
 }

@@ -13,6 +13,8 @@ import { Copy, Empty, ErrorNote, useLoad } from '../ui.js'
 
 const GRANTS = ['authorization_code', 'refresh_token', 'client_credentials'] as const
 const AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'none', 'private_key_jwt'] as const
+/** Clients that didn't come from this API say where they came from. */
+const SOURCE_BADGES: Record<Client['source'], string | undefined> = { management: undefined, registration: 'registered', metadata_document: 'metadata document' }
 
 /** A secret the API shows only now: copyable, with the warning that it won't be shown again. */
 function SecretOnce(props: { client: Client; what: string }) {
@@ -87,7 +89,8 @@ export function Clients(props: { place: Place }) {
                   <Copy text={client.client_id} />
                 </td>
                 <td>
-                  {client.client_name || <span class="muted">—</span>} {client.admin && <span class="badge">admin</span>}
+                  {client.client_name || <span class="muted">—</span>} {client.admin && <span class="badge">admin</span>}{' '}
+                  {SOURCE_BADGES[client.source] && <span class="badge">{SOURCE_BADGES[client.source]}</span>}
                 </td>
                 <td class="mono small">{client.grant_types.join(', ')}</td>
                 <td class="mono small wrap">{client.scope || <span class="muted">—</span>}</td>

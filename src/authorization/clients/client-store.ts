@@ -4,7 +4,7 @@ import type { Awaitable } from '../../platform/cache/awaitable.js'
 import type { TtlCache } from '../../platform/cache/ttl-cache.js'
 import type { CacheInvalidation } from '../../platform/cache/invalidation.js'
 import type { SqlDialect } from '../../platform/storage/dialects/index.js'
-import type { ClientKind, ClientsTable, DB, TokenEndpointAuthMethod } from '../../platform/storage/schema.js'
+import type { ClientKind, ClientSource, ClientsTable, DB, TokenEndpointAuthMethod } from '../../platform/storage/schema.js'
 import { forAccount } from '../../platform/storage/account-queries.js'
 import type { Tx } from '../../platform/storage/transaction.js'
 import { inList } from '../../platform/storage/in-list.js'
@@ -18,6 +18,7 @@ export interface RegisteredClient {
   id: string
   accountId: string
   kind: ClientKind
+  source: ClientSource
   secretHash: string | null
   tokenEndpointAuthMethod: TokenEndpointAuthMethod
   grantTypes: ReadonlySet<string>
@@ -98,12 +99,13 @@ export class ClientStore {
     return (await query.execute()).map(fromRow)
   }
 
-  async insert(tx: Tx, accountId: string, id: string, metadata: ClientMetadata, secretHash: string | null): Promise<RegisteredClient> {
+  async insert(tx: Tx, accountId: string, id: string, metadata: ClientMetadata, secretHash: string | null, source: ClientSource): Promise<RegisteredClient> {
     const now = this.clock.now()
     const row: ClientsTable = {
       id,
       account_id: accountId,
       ...columnsOf(metadata),
+      source,
       secret_hash: secretHash,
       credentials_changed_at: now,
       created_at: now,
@@ -231,6 +233,7 @@ function fromRow(row: ClientsTable): RegisteredClient {
     id: row.id,
     accountId: row.account_id,
     kind: sharedString(row.kind),
+    source: sharedString(row.source),
     secretHash: row.secret_hash,
     tokenEndpointAuthMethod: sharedString(row.token_endpoint_auth_method),
     grantTypes: grantTypeSet(metadata.grant_types),

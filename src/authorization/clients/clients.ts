@@ -6,7 +6,7 @@ import { newId } from '../../platform/ids.js'
 import { type OutboundUrlPolicy, outboundUrlProblem } from '../../platform/outbound/url-policy.js'
 import { MANAGEMENT_SCOPES } from '../../platform/management-auth/scopes.js'
 import { decodeCursor, type Page, toPage } from '../../platform/pagination.js'
-import type { DB } from '../../platform/storage/schema.js'
+import type { ClientSource, DB } from '../../platform/storage/schema.js'
 import { retryingDeadlocks, type Tx, transaction } from '../../platform/storage/transaction.js'
 import { listScopeNames } from '../scopes/scope-store.js'
 import type { BackchannelLogoutEndpoints } from '../logout/backchannel.js'
@@ -20,6 +20,7 @@ export type ClientView = ClientMetadata & {
   client_id: string
   client_id_issued_at: number
   management: boolean
+  source: ClientSource
   created_at: string
   updated_at: string
 }
@@ -49,7 +50,7 @@ export class Clients {
       checkScopeCeiling(held, scopesOf(metadata))
       const secret = usesSecret(metadata.token_endpoint_auth_method) ? newClientSecret() : undefined
       const now = this.clock.now()
-      const client = await this.store.insert(tx, accountId, newId('cli', now), metadata, secret === undefined ? null : hashClientSecret(secret))
+      const client = await this.store.insert(tx, accountId, newId('cli', now), metadata, secret === undefined ? null : hashClientSecret(secret), 'management')
       if (metadata.backchannel_logout_uri !== null) await this.logoutEndpoints.sync(tx, accountId, client.id, metadata.backchannel_logout_uri)
       const view = toView(client)
       await this.outbox.record(tx, accountId, 'oauth.client.created', view, now)
@@ -178,6 +179,7 @@ export function toView(client: RegisteredClient): ClientView {
     ...client.metadata,
     client_id_issued_at: Math.floor(client.createdAt / 1000),
     management: client.kind === 'management',
+    source: client.source,
     created_at: toRfc3339(client.createdAt),
     updated_at: toRfc3339(client.updatedAt),
   }

@@ -17,6 +17,9 @@ const ClientSchema = named(
     admin: Type.Boolean({
       description: "The account's original management client (the admin_client its creation answered): it can't be deleted, its scopes, grants and authentication don't change, and `herald accounts reset-admin` replaces its secret",
     }),
+    source: Type.Enum(['management', 'registration', 'metadata_document'], {
+      description: 'Where the client came from: this API, RFC 7591 registration, or a Client ID Metadata Document',
+    }),
     created_at: Type.String({ format: 'date-time' }),
     updated_at: Type.String({ format: 'date-time' }),
     client_secret: Type.Optional(Type.String({ description: 'Shown only when it is made: at registration and rotation' })),

@@ -26,6 +26,7 @@ import * as sqliteTenantKeys from './tenant-keys/sqlite.js'
 import * as serverRecord from './server-record/tables.js'
 import * as attemptRequests from './attempt-requests/tables.js'
 import * as postLogoutUrl from './post-logout-url/tables.js'
+import * as clientSource from './client-source/tables.js'
 
 /** The baseline: what databases of development builds, migrated before it existed, are recorded as (see pre-baseline.ts). */
 export const BASELINE = '0001-baseline'
@@ -42,6 +43,7 @@ const MIGRATIONS: Record<string, Record<DialectName, Migration>> = {
   '0009-server-record': { postgres: serverRecord, sqlite: serverRecord },
   '0010-attempt-requests': { postgres: attemptRequests, sqlite: attemptRequests },
   '0011-post-logout-url': { postgres: postLogoutUrl, sqlite: postLogoutUrl },
+  '0012-client-source': { postgres: clientSource, sqlite: clientSource },
 }
 
 /** Where Kysely's migrator records the migrations that have run. */

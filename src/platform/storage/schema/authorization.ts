@@ -2,6 +2,9 @@ export type ClientKind = 'management' | 'standard'
 
 export type TokenEndpointAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt' | 'none'
 
+/** Where a client came from: the management API, RFC 7591 registration, or a Client ID Metadata Document. */
+export type ClientSource = 'management' | 'registration' | 'metadata_document'
+
 export interface ClientsTable {
   id: string
   account_id: string
@@ -19,6 +22,7 @@ export interface ClientsTable {
    * optional lifetimes): read as a whole with the client, never queried by field.
    */
   metadata: string
+  source: ClientSource
   /** Tokens issued before this instant are refused by management auth (a lost or rotated secret). */
   credentials_changed_at: number
   created_at: number
