@@ -113,6 +113,19 @@ export function useLive(list: Loaded<unknown>): Live {
 }
 
 /** The switch of a live list, beside its Refresh. */
+/** A page's Live toggle and Refresh button, for the list or item it shows. */
+export function LiveRefresh(props: { of: Loaded<unknown> }) {
+  const live = useLive(props.of)
+  return (
+    <div class="actions">
+      <LiveToggle live={live} />
+      <button type="button" class="secondary" onClick={props.of.reload}>
+        Refresh
+      </button>
+    </div>
+  )
+}
+
 export function LiveToggle(props: { live: Live }) {
   return (
     <label class="check live" title={`Reads the list again every ${LIVE_MS / 1000} seconds while the page is shown`}>

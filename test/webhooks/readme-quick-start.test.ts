@@ -2,7 +2,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync 
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { afterAll, describe, expect, inject, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
 import { freePort } from '../support/herald.js'
 import { type HeraldProcess, MAIN, ready, spawnHerald, stop } from '../support/herald-process.js'
 import { ShellSession } from '../support/shell.js'
@@ -24,14 +24,17 @@ function shellBlocks(heading: string, until = '\n## '): string[] {
  * in turn, waiting between blocks for what the README says to wait for.
  */
 describe.runIf(inject('dialects').includes('sqlite'))('the README, as written', () => {
-  const folder = mkdtempSync(path.join(tmpdir(), 'herald-readme-'))
+  let folder = ''
   let server: HeraldProcess | undefined
   let shell: ShellSession | undefined
 
+  beforeAll(() => {
+    folder = mkdtempSync(path.join(tmpdir(), 'herald-readme-'))
+  })
   afterAll(async () => {
     shell?.close()
     await stop(server)
-    rmSync(folder, { recursive: true, force: true })
+    if (folder !== '') rmSync(folder, { recursive: true, force: true })
   })
 
   it("delivers the webhook section's event to herald listen, verified, and lists it succeeded", async () => {

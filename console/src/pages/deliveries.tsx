@@ -3,7 +3,7 @@ import { type Page, api, query } from '../api.js'
 import { Link, type Place, navigate } from '../router.js'
 import { SCOPES, can } from '../session.js'
 import { DELIVERY_STATUSES, type Delivery } from '../types.js'
-import { LiveToggle, LoadState, Pager, useLive } from '../list.js'
+import { LiveRefresh, LoadState, Pager } from '../list.js'
 import { useEndpointChoices } from '../names.js'
 import { Empty, useLoad } from '../ui.js'
 import { DeliveryTable } from './delivery-table.js'
@@ -31,19 +31,13 @@ export function Deliveries(props: { place: Place }) {
   const limit = params.get('limit')
   const path = `/webhooks/deliveries${query({ ...filters, cursor, limit: limit ?? PAGE_SIZE })}`
   const page = useLoad(path, () => api<Page<Delivery>>('GET', path))
-  const live = useLive(page)
   const filtered = FILTERS.some((name) => filters[name])
 
   return (
     <section>
       <div class="heading">
         <h1>Deliveries</h1>
-        <div class="actions">
-          <LiveToggle live={live} />
-          <button type="button" class="secondary" onClick={page.reload}>
-            Refresh
-          </button>
-        </div>
+        <LiveRefresh of={page} />
       </div>
       {/* key: a new URL (back, a bookmark) starts the form again from its filters. */}
       <FilterForm key={params.toString()} filters={filters} filtered={filtered} />

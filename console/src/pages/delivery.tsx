@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks'
 import { ApiError, api } from '../api.js'
-import { LiveToggle, LoadState, useLive } from '../list.js'
+import { LiveRefresh, LoadState } from '../list.js'
 import { EndpointName } from '../names.js'
 import { Link } from '../router.js'
 import { SCOPES, can } from '../session.js'
@@ -19,7 +19,6 @@ export function duration(seconds: number): string {
 export function DeliveryPage(props: { id: string }) {
   const path = `/webhooks/deliveries/${encodeURIComponent(props.id)}`
   const delivery = useLoad(path, () => api<DeliveryWithAttempts>('GET', path))
-  const live = useLive(delivery)
   if (isNotFound(delivery.error)) {
     return (
       <section>
@@ -40,12 +39,7 @@ export function DeliveryPage(props: { id: string }) {
         <h1>
           Delivery <span class="mono">{props.id}</span> <Copy text={props.id} />
         </h1>
-        <div class="actions">
-          <LiveToggle live={live} />
-          <button type="button" class="secondary" onClick={delivery.reload}>
-            Refresh
-          </button>
-        </div>
+        <LiveRefresh of={delivery} />
       </div>
       <LoadState of={delivery} />
       {data && (
