@@ -4,12 +4,14 @@ import { existsSync } from 'node:fs'
 
 const TARGETS = {
   tokens: { load: () => import('./tokens.mjs'), about: 'token endpoint vs oidc-provider; database queries per token' },
+  'token-exchange': { load: () => import('./token-exchange.mjs'), about: 'token exchange (RFC 8693) beside client_credentials on one Herald process; the ratio of their rates' },
   'code-flow': { load: () => import('./code-flow.mjs'), about: 'complete sign-ins (authorize, login, consent, code, token) per second on SQLite and PostgreSQL vs oidc-provider; SQL statements per flow' },
   refresh: { load: () => import('./refresh.mjs'), about: 'refresh-token rotations per second on SQLite and PostgreSQL vs oidc-provider and vs the bare rotation writes; SQL statements per rotation' },
   accounts: { load: () => import('./accounts.mjs'), about: 'tokens and introspection over 10,000 accounts vs one account; RSS; token p99 while accounts are created', limitMinutes: 40 },
   deliveries: { load: () => import('./deliveries.mjs'), about: 'webhook drain, publish rate and publish-to-receive latency on SQLite and PostgreSQL, beside HTTP and write floors' },
   start: { load: () => import('./start.mjs'), about: '`npm start` from a built checkout: launch to /healthz, beside `node dist/main.js serve`' },
   history: { load: () => import('./history.mjs'), about: 'webhook drain on PostgreSQL with 0 and with millions of finished deliveries kept; list p99 beside a bigger account', limitMinutes: 30 },
+  'device-polling': { load: () => import('./device-polling.mjs'), about: "1,000 devices polling the token endpoint at their interval (RFC 8628): Herald's CPU as a share of one core, beside idle and floors; SQL statements per poll", limitMinutes: 12 },
 }
 
 /** A hard bound on a benchmark run, whatever goes wrong inside it (a target that loads millions of rows sets its own). */

@@ -32,8 +32,8 @@ import {
   waitForQuiet,
 } from './support.mjs'
 
-const SCOPE = 'orders:read'
-const RESOURCE = 'https://api.example.com/orders'
+export const SCOPE = 'orders:read'
+export const RESOURCE = 'https://api.example.com/orders'
 const CONNECTIONS = 50
 const WARMUP_SECONDS = 3
 const ROUND_SECONDS = 10
@@ -182,7 +182,7 @@ export async function startHeraldProcess(work, { nodeFlags = [] } = {}) {
   const origin = `http://127.0.0.1:${port}`
   await waitForHttp(`${origin}/healthz`, START_TIMEOUT_MS, proc)
   const client = await provisionHerald(origin, env.HERALD_OPERATOR_TOKEN)
-  return { target: heraldTarget(client, proc.pid), stop: () => proc.stop(), proc }
+  return { target: heraldTarget(client, proc.pid), client, stop: () => proc.stop(), proc }
 }
 
 function heraldTarget(client, pid) {
@@ -255,10 +255,10 @@ async function provisionHerald(origin, operatorToken) {
     { client_name: 'bench', grant_types: ['client_credentials'], token_endpoint_auth_method: 'client_secret_basic', scope: SCOPE, audience: [RESOURCE] },
     201,
   )
-  return { issuer, tokenEndpoint, clientId: client.client_id, clientSecret: client.client_secret }
+  return { issuer, tokenEndpoint, clientId: client.client_id, clientSecret: client.client_secret, managementToken: management.access_token }
 }
 
-async function call(method, url, headers, body, expected) {
+export async function call(method, url, headers, body, expected) {
   const form = body instanceof URLSearchParams
   const response = await fetch(url, {
     method,

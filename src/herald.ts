@@ -8,7 +8,10 @@ import { ClientKeySets } from './authorization/clients/client-key-sets.js'
 import { AssertionReplay } from './authorization/token/assertion-replay.js'
 import { ClientAssertions } from './authorization/token/client-assertion.js'
 import { ClientAuthentication } from './authorization/token/client-authentication.js'
+import { ClientDocuments } from './authorization/client-documents/client-documents.js'
+import { ClientLookup } from './authorization/client-documents/client-lookup.js'
 import { Pruner } from './platform/maintenance/pruner.js'
+import { type RegistrationParts, openRegistration } from './authorization/registration/open-registration.js'
 import { PRUNE_GRACE_MS, TokenRevocations } from './authorization/revocation/revocation-store.js'
 import { Scopes } from './authorization/scopes/scopes.js'
 import { AccessTokenVerifier } from './platform/access-tokens/access-token-verifier.js'
@@ -45,6 +48,11 @@ import { LogoutTokens } from './authorization/logout/backchannel.js'
 import { ConsoleLinks } from './authorization/console-links/console-links.js'
 import { publicUrlForCommands } from './platform/server-record.js'
 import { type Grants, clientCredentialsGrant } from './authorization/token/grants.js'
+import { type Device, openDevice } from './authorization/device/device.js'
+import { DEVICE_CODE_GRANT_TYPE } from './authorization/device/device-code-grant.js'
+import { TokenExchangeGrant } from './authorization/token/token-exchange-grant.js'
+import { ExchangeTokens } from './authorization/token/exchange-tokens.js'
+import { BatchedOutbox } from './platform/events/batched-outbox.js'
 
 /**
  * How long a cache entry is served at most. Changes made through Herald reach every process within a second (see
@@ -89,21 +97,27 @@ export interface Herald extends HeraldCore {
   /** Reads the cache change log every second: changes other processes made that no notification reported. */
   changeFeed: ChangeFeed
   clientAdmin: Clients
+  /** Dynamic client registration (RFC 7591, RFC 7592) and its initial access tokens. */
+  registration: RegistrationParts
   revocations: TokenRevocations
   /** Housekeeping on timers: each deletes rows no longer needed, in bounded batches. */
-  pruners: { revocations: Pruner; assertionIds: Pruner; cacheChanges: Pruner; flows: Pruner; logoutRequests: Pruner; sessions: Pruner; consents: Pruner; consoleLinks: Pruner } & Webhooks['pruners']
+  pruners: { revocations: Pruner; assertionIds: Pruner; cacheChanges: Pruner; flows: Pruner; deviceAuthorizations: Pruner; logoutRequests: Pruner; sessions: Pruner; consents: Pruner; consoleLinks: Pruner } & RegistrationParts['pruners'] & Webhooks['pruners']
   accessTokens: AccessTokenVerifier<RegisteredClient>
   corsOrigins: CorsOrigins
   scopes: Scopes
   managementAuth: ManagementAuth
   /** The SSRF-guarded agent for every request Herald makes to a URL an account gave it. */
   outbound: Agent
+  /** The client a request's client_id names, a metadata document's included (authorize, PAR, token endpoint). */
+  clientLookup: ClientLookup
   clientAuthentication: ClientAuthentication
   /** The token endpoint's grant handlers, by grant_type. */
   grants: Grants
   grantRevocation: GrantRevocation
   userGrants: UserGrants
   signIn: SignIn
+  /** The device authorization grant (RFC 8628). */
+  device: Device
   userSessions: UserSessions
   webhooks: Webhooks
   /**
@@ -165,6 +179,8 @@ export async function openHerald(options: HeraldOptions): Promise<Herald> {
   const accessTokens = new AccessTokenVerifier(keys, clients, revocations, clock, config.cacheSize)
   const outbound = createGuardedAgent({ allowedCidrs: config.webhookAllowedCidrs })
   const keySets = new ClientKeySets(outbound, clock, log, { allowHttp: config.allowHttpOutbound })
+  const clientDocuments = new ClientDocuments(db, clients, outbound, clock, { allowHttp: config.allowHttpOutbound, maxEntries: config.cacheSize })
+  const clientLookup = new ClientLookup(clients, clientDocuments, settings)
   const assertionReplay = new AssertionReplay(db, database.dialect, clock)
   const logoutTokens = new LogoutTokens(keys, clients, (accountId) => accounts.issuerOf(accountId))
   const webhooks = openWebhooks({ config, database, box, clock, log, notifications, invalidation, outbox, settings, outbound, logoutTokens })
@@ -174,26 +190,35 @@ export async function openHerald(options: HeraldOptions): Promise<Herald> {
   const refreshTokens = new RefreshTokens(db, box, rotationSqlFor(database.dialect, db))
   const grantRevocation = new GrantRevocation(db, refreshTokens, revocations, outbox)
   const userTokens = new UserTokens(keys)
+  const exchangeEvents = new BatchedOutbox(db, database.dialect, outbox, clock, log)
+  const device = openDevice({ db, flows: signIn.flows, clients, settings, userTokens, refreshTokens, outbox, clock, pollTimesCapacity: config.cacheSize })
   const grants: Grants = {
     client_credentials: clientCredentialsGrant,
     authorization_code: new AuthorizationCodeGrant(db, signIn.flows, userTokens, refreshTokens, grantRevocation).issue,
     refresh_token: new RefreshTokenGrant(db, refreshTokens, userTokens, grantRevocation).issue,
+    [DEVICE_CODE_GRANT_TYPE]: device.grant.issue,
+    'urn:ietf:params:oauth:grant-type:token-exchange': new TokenExchangeGrant(new ExchangeTokens(accessTokens, keys), exchangeEvents).issue,
   }
+  const clientAdmin = new Clients(db, clients, clock, outbox, { allowHttp: config.allowHttpOutbound, allowedCidrs: config.webhookAllowedCidrs }, logoutEndpoints)
+  const registration = openRegistration({ db, dialect: database.dialect, clock, log, outbox, settings, clients, clientAdmin })
   const pruners = {
     revocations: new Pruner('expired token revocations', (limit) => revocations.pruneExpired(clock.now() - PRUNE_GRACE_MS, limit), log),
     assertionIds: new Pruner('used client assertion ids', (limit) => assertionReplay.pruneExpired(limit), log),
     cacheChanges: new Pruner('old cache changes', (limit) => changeFeed.prune(limit), log),
     flows: new Pruner('lapsed authorization flows', (limit) => janitor.pruneFlows(clock.now(), limit), log),
+    deviceAuthorizations: new Pruner('lapsed device authorizations', (limit) => janitor.pruneDeviceAuthorizations(clock.now(), limit), log),
     logoutRequests: new Pruner('lapsed logout requests', (limit) => janitor.pruneLogoutRequests(clock.now(), limit), log),
     sessions: new Pruner('expired browser sessions', (limit) => janitor.pruneSessions(clock.now(), limit), log),
     consents: new Pruner('expired consents', (limit) => janitor.pruneConsents(clock.now(), limit), log),
     consoleLinks: new Pruner('expired console sign-in links', (limit) => core.consoleLinks.pruneExpired(limit), log),
+    ...registration.pruners,
     ...webhooks.pruners,
   }
   return {
     ...core,
     changeFeed,
-    clientAdmin: new Clients(db, clients, clock, outbox, { allowHttp: config.allowHttpOutbound, allowedCidrs: config.webhookAllowedCidrs }, logoutEndpoints),
+    clientAdmin,
+    registration,
     revocations,
     pruners,
     accessTokens,
@@ -201,11 +226,13 @@ export async function openHerald(options: HeraldOptions): Promise<Herald> {
     scopes: new Scopes(db, clients, clock, outbox),
     managementAuth: new ManagementAuth(accessTokens),
     outbound,
-    clientAuthentication: new ClientAuthentication(clients, new ClientAssertions(keySets, assertionReplay, clock, log)),
+    clientLookup,
+    clientAuthentication: new ClientAuthentication(clientLookup, new ClientAssertions(keySets, assertionReplay, clock, log)),
     grants,
     grantRevocation,
     userGrants: new UserGrants(signIn.flows),
     signIn,
+    device,
     userSessions: new UserSessions(db, signIn.sessions, signIn.flows, grantRevocation, outbox, clock),
     webhooks,
     async startBackgroundWork() {
@@ -218,6 +245,7 @@ export async function openHerald(options: HeraldOptions): Promise<Herald> {
       await Promise.all(Object.values(pruners).map((pruner) => pruner.stop()))
       await changeFeed.stop()
       await outbound.close()
+      await exchangeEvents.close()
       await core.close()
     },
   }

@@ -7,6 +7,8 @@ import { tokenRoutes } from './authorization/token/routes.js'
 import { authorizeRoutes } from './authorization/sign-in/authorize-routes.js'
 import { challengeRoutes, challengeSchemas } from './authorization/sign-in/challenge-routes.js'
 import { parRoutes } from './authorization/sign-in/par-routes.js'
+import { deviceAuthorizationRoutes } from './authorization/device/device-authorization-routes.js'
+import { deviceBrowserRoutes, deviceRequestRoutes, deviceSchemas } from './authorization/device/device-verification-routes.js'
 import { userinfoRoutes } from './authorization/userinfo/routes.js'
 import { sessionRoutes, sessionSchemas } from './authorization/sessions/routes.js'
 import { logoutRequestRoutes, logoutRoutes, logoutSchemas } from './authorization/logout/routes.js'
@@ -32,6 +34,8 @@ import { requestLoggerFactory } from './platform/logger.js'
 import { settingsRoutes, settingsSchemas } from './platform/settings/routes.js'
 import { scopeRoutes, scopeSchemas } from './authorization/scopes/routes.js'
 import { clientRoutes, clientSchemas } from './authorization/clients/routes.js'
+import { registrationRoutes, registrationSchemas } from './authorization/registration/routes.js'
+import { registrationTokenRoutes, registrationTokenSchemas } from './authorization/registration/token-routes.js'
 import { deliveryRoutes, deliverySchemas } from './webhooks/delivery/routes.js'
 import { endpointRoutes, endpointSchemas } from './webhooks/endpoints/routes.js'
 import { endpointStatsRoutes, statsSchemas } from './webhooks/endpoints/stats-routes.js'
@@ -94,7 +98,7 @@ export async function buildServer(herald: Herald): Promise<App> {
   // The management API speaks JSON only; Fastify's default text parser would let text/plain through.
   app.removeContentTypeParser('text/plain')
 
-  addSharedSchemas(app, [...errorSchemas, ...accountSchemas, ...keySchemas, ...settingsSchemas, ...scopeSchemas, ...clientSchemas, ...endpointSchemas, ...statsSchemas, ...subscriptionSchemas, ...eventSchemas, ...deliverySchemas, ...challengeSchemas, ...sessionSchemas, ...logoutSchemas])
+  addSharedSchemas(app, [...errorSchemas, ...accountSchemas, ...keySchemas, ...settingsSchemas, ...scopeSchemas, ...clientSchemas, ...registrationSchemas, ...registrationTokenSchemas, ...endpointSchemas, ...statsSchemas, ...subscriptionSchemas, ...eventSchemas, ...deliverySchemas, ...challengeSchemas, ...deviceSchemas, ...sessionSchemas, ...logoutSchemas])
   await installOpenApi(app, herald.config.publicUrl)
 
   operationsRoutes(app, herald)
@@ -123,16 +127,19 @@ export async function buildServer(herald: Herald): Promise<App> {
       await base.register(async (oauth) => {
         oauth.removeAllContentTypeParsers()
         installFormParser(oauth)
-        tokenRoutes(oauth, herald)
+        tokenRoutes(oauth, { ...herald, clientUse: herald.registration.clientUse })
         introspectionRoutes(oauth, herald)
         revocationRoutes(oauth, herald)
         const { signIn } = herald
-        authorizeRoutes(oauth, { clients: herald.clients, settings: herald.settings, flows: signIn.flows, authorizeFlow: signIn.authorizeFlow, clock: herald.clock })
+        authorizeRoutes(oauth, { clients: herald.clientLookup, settings: herald.settings, flows: signIn.flows, authorizeFlow: signIn.authorizeFlow, clock: herald.clock })
         parRoutes(oauth, { db: herald.database.db, clientAuthentication: herald.clientAuthentication, settings: herald.settings, flows: signIn.flows, clock: herald.clock })
         userinfoRoutes(oauth, { accessTokens: herald.accessTokens, grants: herald.userGrants })
+        deviceAuthorizationRoutes(oauth, { db: herald.database.db, clientAuthentication: herald.clientAuthentication, settings: herald.settings, devices: herald.device.devices, clock: herald.clock })
+        deviceBrowserRoutes(oauth, { settings: herald.settings, clock: herald.clock, verification: herald.device.verification })
         logoutRoutes(oauth, { logouts: signIn.logouts, settings: herald.settings, clock: herald.clock })
       })
       challengeRoutes(base, herald.signIn.challenges)
+      deviceRequestRoutes(base, herald.device.verification)
       sessionRoutes(base, herald.userSessions)
       logoutRequestRoutes(base, herald.signIn.logouts)
       discoveryRoutes(base, herald.settings)
@@ -140,6 +147,8 @@ export async function buildServer(herald: Herald): Promise<App> {
       settingsRoutes(base, { db: herald.database.db, settings: herald.settings })
       scopeRoutes(base, herald.scopes)
       clientRoutes(base, herald.clientAdmin)
+      registrationRoutes(base, herald.registration.registration)
+      registrationTokenRoutes(base, herald.registration.tokens)
       const { webhooks } = herald
       endpointRoutes(base, webhooks.endpoints, webhooks.endpointSecrets, webhooks.jobs, webhooks.testDeliveries)
       endpointStatsRoutes(base, webhooks.stats)

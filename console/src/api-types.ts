@@ -261,6 +261,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/accounts/{accountId}/oauth/device_authorization": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Device authorization (RFC 8628): codes for a device without a browser */
+        post: operations["authorizeDevice"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/accounts/{accountId}/oauth/device": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Device verification (RFC 8628 §3.3): on to the account's page for the user code */
+        get: operations["verifyDevice"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/accounts/{accountId}/oauth/logout": {
         parameters: {
             query?: never;
@@ -375,6 +409,57 @@ export interface paths {
         put?: never;
         /** Rejects the consent request; the client receives the error */
         post: operations["rejectConsentRequest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/accounts/{accountId}/oauth/device-requests/{challenge}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A device verification waiting for its user code */
+        get: operations["getDeviceRequest"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/accounts/{accountId}/oauth/device-requests/{challenge}/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Accepts the device request with the user code; the browser goes on to login and consent */
+        post: operations["acceptDeviceRequest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/accounts/{accountId}/oauth/device-requests/{challenge}/reject": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Rejects the device request; the browser goes to the account's device_done_url */
+        post: operations["rejectDeviceRequest"];
         delete?: never;
         options?: never;
         head?: never;
@@ -629,6 +714,77 @@ export interface paths {
         /** Replaces the client's secret at once; the new one is shown only here */
         post: operations["rotateClientSecret"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/accounts/{accountId}/oauth/register": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Registers a client (RFC 7591), if the account allows it */
+        post: operations["registerClient"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/accounts/{accountId}/oauth/register/{clientId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Reads a registration (RFC 7592 §2.1) */
+        get: operations["getClientRegistration"];
+        /** Replaces a registration (RFC 7592 §2.2); what it leaves out takes its default */
+        put: operations["replaceClientRegistration"];
+        post?: never;
+        /** Deletes a registration and its client (RFC 7592 §2.3) */
+        delete: operations["deleteClientRegistration"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/accounts/{accountId}/oauth/registration-tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Lists the account's initial access tokens, oldest first; each is deleted soon after it expires */
+        get: operations["listRegistrationTokens"];
+        put?: never;
+        /** Makes an initial access token for dynamic client registration (RFC 7591 §3) */
+        post: operations["createRegistrationToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/accounts/{accountId}/oauth/registration-tokens/{tokenId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revokes an initial access token; clients registered with it stay */
+        delete: operations["deleteRegistrationToken"];
         options?: never;
         head?: never;
         patch?: never;
@@ -943,7 +1099,7 @@ export interface components {
              * @description Stable machine-readable code; see docs/errors.md
              * @enum {unknown}
              */
-            code: "bad_request" | "invalid_json" | "validation_failed" | "invalid_token" | "insufficient_scope" | "not_found" | "route_not_found" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "headers_too_large" | "internal_error" | "service_unavailable";
+            code: "bad_request" | "invalid_json" | "validation_failed" | "invalid_user_code" | "invalid_token" | "insufficient_scope" | "not_found" | "route_not_found" | "request_timeout" | "conflict" | "payload_too_large" | "unsupported_media_type" | "too_many_requests" | "headers_too_large" | "internal_error" | "service_unavailable";
             detail?: string;
             /** @description The fields that failed validation */
             errors?: {
@@ -954,7 +1110,7 @@ export interface components {
         /** @description An OAuth 2.0 error response (RFC 6749 §5.2) */
         OAuthError: {
             /** @enum {unknown} */
-            error: "invalid_request" | "invalid_client" | "invalid_grant" | "unauthorized_client" | "unsupported_grant_type" | "invalid_scope" | "invalid_target" | "unsupported_token_type" | "server_error" | "temporarily_unavailable" | "access_denied" | "unsupported_response_type" | "invalid_request_uri" | "login_required" | "consent_required" | "interaction_required" | "request_not_supported" | "registration_not_supported" | "invalid_token" | "insufficient_scope";
+            error: "invalid_request" | "invalid_client" | "invalid_grant" | "unauthorized_client" | "unsupported_grant_type" | "invalid_scope" | "invalid_target" | "unsupported_token_type" | "server_error" | "temporarily_unavailable" | "access_denied" | "unsupported_response_type" | "invalid_request_uri" | "login_required" | "consent_required" | "interaction_required" | "request_not_supported" | "registration_not_supported" | "invalid_token" | "insufficient_scope" | "authorization_pending" | "slow_down" | "expired_token" | "invalid_client_metadata" | "invalid_redirect_uri" | "too_many_requests";
             error_description?: string;
         };
         Account: {
@@ -1023,6 +1179,31 @@ export interface components {
             require_par: boolean;
             /** @description How long a spent refresh token still answers with the same successor (a retried request) instead of revoking its grant, in seconds */
             refresh_token_reuse_interval: number;
+            /** @description The account's page where a user types a device's user code: `{issuer}/oauth/device` sends the browser there with a `device_challenge` (RFC 8628); https, or http on loopback; null when unset */
+            device_verification_url: string | null;
+            /** @description Where the browser ends a device sign-in (with `error` when it was refused); never a client redirect URI; https, or http on loopback; null when unset */
+            device_done_url: string | null;
+            /** @description How long a device code and its user code can be used (RFC 8628 §3.2 expires_in), in seconds */
+            device_code_ttl: number;
+            /** @description How long a device waits between polls of the token endpoint at first (RFC 8628 §3.2 interval), in seconds */
+            device_poll_interval: number;
+            /** @description A client_id that is an https URL names a Client ID Metadata Document, which Herald fetches through the SSRF guard, caches and uses as a public or private_key_jwt client */
+            client_id_metadata_documents: boolean;
+            /**
+             * @description Dynamic client registration (RFC 7591) at `{issuer}/oauth/register`: `disabled`, with an initial access token from `POST /oauth/registration-tokens`, or `open` to anyone (rate-limited per address)
+             * @enum {unknown}
+             */
+            registration: "disabled" | "initial_access_token" | "open";
+            /** @description Space-separated: the most a registered client may be allowed; herald: scopes never */
+            registration_scope: string;
+            /** @description The grant types a registered client may use; client_credentials never in open mode */
+            registration_grant_types: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:token-exchange" | "urn:ietf:params:oauth:grant-type:device_code")[];
+            /** @description How many registered clients the account may hold at once */
+            registration_max_clients: number;
+            /** @description Registered clients that got no token for this many days are deleted; null keeps them */
+            registration_prune_after_days: number | null;
+            /** @description Open registration: registrations per source address and hour, counted in each Herald process */
+            registration_rate_limit: number;
         };
         Scope: {
             name: string;
@@ -1042,7 +1223,7 @@ export interface components {
             client_name: string;
             redirect_uris: string[];
             post_logout_redirect_uris: string[];
-            grant_types: ("authorization_code" | "refresh_token" | "client_credentials")[];
+            grant_types: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:token-exchange" | "urn:ietf:params:oauth:grant-type:device_code")[];
             response_types: "code"[];
             /** @enum {unknown} */
             token_endpoint_auth_method: "client_secret_basic" | "client_secret_post" | "private_key_jwt" | "none";
@@ -1089,6 +1270,8 @@ export interface components {
             backchannel_logout_uri: string | null;
             /** @description The logout token must carry `sid`; Herald always sends both `sub` and `sid` */
             backchannel_logout_session_required: boolean;
+            /** @description Token exchange (RFC 8693) issues this client tokens for the subject without an `act` claim naming it (impersonation), instead of delegation */
+            token_exchange_impersonation: boolean;
             client_id_issued_at: number;
             /** @description Allowed reserved herald: scopes; such clients use client_credentials only */
             management: boolean;
@@ -1107,6 +1290,99 @@ export interface components {
             client_secret?: string;
             /** @enum {number} */
             client_secret_expires_at?: 0;
+        };
+        /** @description A client information response (RFC 7591 §3.2.1, RFC 7592 §3) */
+        RegisteredClient: {
+            client_id: string;
+            client_name: string;
+            redirect_uris: string[];
+            post_logout_redirect_uris: string[];
+            grant_types: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:token-exchange" | "urn:ietf:params:oauth:grant-type:device_code")[];
+            response_types: "code"[];
+            /** @enum {unknown} */
+            token_endpoint_auth_method: "client_secret_basic" | "client_secret_post" | "private_key_jwt" | "none";
+            /** @description Space-separated scopes the client may request; each must exist in the account */
+            scope: string;
+            /** @enum {unknown} */
+            application_type: "web" | "native";
+            jwks: {
+                keys: ({
+                    kty: string;
+                } & {
+                    [key: string]: unknown;
+                })[];
+            } | null;
+            jwks_uri: string | null;
+            contacts: string[];
+            client_uri: string | null;
+            logo_uri: string | null;
+            policy_uri: string | null;
+            tos_uri: string | null;
+            /** @description Resources (RFC 8707) this client may request tokens for; the first is the default `aud` */
+            audience: string[];
+            allowed_cors_origins: string[];
+            /** @description Narrows the account's lifetime for this client, in seconds */
+            access_token_ttl: number | null;
+            /** @description Narrows the account's lifetime for this client, in seconds */
+            id_token_ttl: number | null;
+            /** @description Narrows the account's lifetime for this client, in seconds */
+            refresh_token_idle_ttl: number | null;
+            /** @description Narrows the account's lifetime for this client, in seconds */
+            refresh_token_absolute_ttl: number | null;
+            /** @description A trusted first-party client: sign-in goes on without asking the consent app */
+            skip_consent: boolean;
+            /**
+             * @description How ID tokens for this client are signed (OpenID Connect Dynamic Registration §2)
+             * @enum {unknown}
+             */
+            id_token_signed_response_alg: "RS256" | "ES256";
+            /** @description Authorization requests must carry an S256 code_challenge; only a confidential client may turn it off */
+            require_pkce: boolean;
+            /** @description Authorization requests must be pushed first (RFC 9126 §6) */
+            require_pushed_authorization_requests: boolean;
+            /** @description Where Herald POSTs a logout token when a session the client took part in ends (OpenID Connect Back-Channel Logout 1.0); vetted like a webhook URL */
+            backchannel_logout_uri: string | null;
+            /** @description The logout token must carry `sid`; Herald always sends both `sub` and `sid` */
+            backchannel_logout_session_required: boolean;
+            /** @description Token exchange (RFC 8693) issues this client tokens for the subject without an `act` claim naming it (impersonation), instead of delegation */
+            token_exchange_impersonation: boolean;
+            client_id_issued_at: number;
+            /** @description Allowed reserved herald: scopes; such clients use client_credentials only */
+            management: boolean;
+            /**
+             * @description Where the client came from: this API, RFC 7591 registration, or a Client ID Metadata Document
+             * @enum {unknown}
+             */
+            source: "management" | "registration" | "metadata_document";
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            /** @description Shown only when it is made: at registration and rotation */
+            client_secret?: string;
+            /** @enum {number} */
+            client_secret_expires_at?: 0;
+            /** @description Where the client reads, replaces and deletes its registration (RFC 7592) */
+            registration_client_uri: string;
+            /** @description Shown once, at registration: the bearer token for registration_client_uri */
+            registration_access_token?: string;
+        };
+        /** @description An initial access token (RFC 7591 §3) */
+        RegistrationToken: {
+            id: string;
+            /** @description The initial access token, shown only here, when it is made; send it as a Bearer token to POST /oauth/register */
+            token?: string;
+            /** Format: date-time */
+            expires_at: string;
+            max_uses: number;
+            /** @description Registrations made with it so far */
+            uses: number;
+            /** @description The most a client registered with it may be allowed, within the account's registration policy; null: the policy's */
+            scope: string | null;
+            /** @description Likewise for grant types; null: the policy's */
+            grant_types: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:token-exchange" | "urn:ietf:params:oauth:grant-type:device_code")[] | null;
+            /** Format: date-time */
+            created_at: string;
         };
         Endpoint: {
             id: string;
@@ -1252,6 +1528,11 @@ export interface components {
         /** @description A login waiting for the login app */
         LoginRequest: {
             challenge: string;
+            /**
+             * @description `device`: a device authorization (RFC 8628), whose user code the user typed at the device verification
+             * @enum {unknown}
+             */
+            flow: "authorize" | "device";
             client: {
                 client_id: string;
                 client_name: string;
@@ -1259,6 +1540,11 @@ export interface components {
                 logo_uri: string | null;
                 policy_uri: string | null;
                 tos_uri: string | null;
+                /**
+                 * @description Where the client came from: `metadata_document` is a client that named itself by the URL of its Client ID Metadata Document, which nobody at the account vetted
+                 * @enum {unknown}
+                 */
+                source: "management" | "registration" | "metadata_document";
             };
             requested_scope: string[];
             requested_audience: string[];
@@ -1278,6 +1564,11 @@ export interface components {
         /** @description A consent waiting for the consent app */
         ConsentRequest: {
             challenge: string;
+            /**
+             * @description `device`: a device authorization (RFC 8628), whose user code the user typed at the device verification
+             * @enum {unknown}
+             */
+            flow: "authorize" | "device";
             client: {
                 client_id: string;
                 client_name: string;
@@ -1285,6 +1576,11 @@ export interface components {
                 logo_uri: string | null;
                 policy_uri: string | null;
                 tos_uri: string | null;
+                /**
+                 * @description Where the client came from: `metadata_document` is a client that named itself by the URL of its Client ID Metadata Document, which nobody at the account vetted
+                 * @enum {unknown}
+                 */
+                source: "management" | "registration" | "metadata_document";
             };
             requested_scope: string[];
             requested_audience: string[];
@@ -1305,6 +1601,18 @@ export interface components {
             } | null;
         };
         ChallengeAnswer: {
+            /** @description Where the app sends the browser next */
+            redirect_to: string;
+        };
+        /** @description A device verification waiting for the user code the user types */
+        DeviceRequest: {
+            challenge: string;
+            /** @description Wrong user codes this request still takes before it is spent (RFC 8628 §5.1) */
+            attempts_left: number;
+            /** Format: date-time */
+            expires_at: string;
+        };
+        DeviceRequestAnswer: {
             /** @description Where the app sends the browser next */
             redirect_to: string;
         };
@@ -1833,7 +2141,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/x-www-form-urlencoded": {
-                    /** @description The grant type: `authorization_code`, `refresh_token` or `client_credentials` */
+                    /** @description The grant type: `authorization_code`, `refresh_token`, `client_credentials` or `urn:ietf:params:oauth:grant-type:token-exchange` */
                     grant_type: string;
                     /** @description authorization_code: the code from the authorization response */
                     code?: string;
@@ -1843,10 +2151,24 @@ export interface operations {
                     code_verifier?: string;
                     /** @description refresh_token: the refresh token */
                     refresh_token?: string;
+                    /** @description urn:ietf:params:oauth:grant-type:device_code: the device code (RFC 8628 §3.4) */
+                    device_code?: string;
                     /** @description Space-separated scopes; omitted means all the client may request */
                     scope?: string;
                     /** @description RFC 8707 resource indicator */
                     resource?: string | string[];
+                    /** @description token exchange: the logical name of the target service (RFC 8693 §2.1), like `resource` */
+                    audience?: string | string[];
+                    /** @description token exchange: the token whose subject the new token is for */
+                    subject_token?: string;
+                    /** @description token exchange: `urn:ietf:params:oauth:token-type:access_token` or `…:id_token` */
+                    subject_token_type?: string;
+                    /** @description token exchange: an access token of the acting client */
+                    actor_token?: string;
+                    /** @description token exchange: `urn:ietf:params:oauth:token-type:access_token`, required with actor_token */
+                    actor_token_type?: string;
+                    /** @description token exchange: only `urn:ietf:params:oauth:token-type:access_token` */
+                    requested_token_type?: string;
                     /** @description client_secret_post, or the client an assertion names (optional then) */
                     client_id?: string;
                     /** @description client_secret_post: the secret in the body rather than in HTTP Basic */
@@ -1878,6 +2200,8 @@ export interface operations {
                         refresh_token?: string;
                         /** @description authorization_code with `openid` granted: the ID token (OpenID Connect Core §3.1.3.3) */
                         id_token?: string;
+                        /** @description token exchange: the type of `access_token` (RFC 8693 §2.2.1) */
+                        issued_token_type?: string;
                     };
                 };
             };
@@ -1967,6 +2291,13 @@ export interface operations {
                         aud?: string | string[];
                         iss?: string;
                         jti?: string;
+                        /** @description An exchanged token: who acts for the subject; a nested `act` names who acted before (RFC 8693 §4.1) */
+                        act?: {
+                            sub: string;
+                            client_id?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
                     };
                 };
             };
@@ -2428,6 +2759,127 @@ export interface operations {
             };
         };
     };
+    authorizeDevice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                accountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    /** @description client_secret_post, or the client an assertion names (optional then) */
+                    client_id?: string;
+                    /** @description client_secret_post: the secret in the body rather than in HTTP Basic */
+                    client_secret?: string;
+                    /** @description urn:ietf:params:oauth:client-assertion-type:jwt-bearer (RFC 7523) */
+                    client_assertion_type?: string;
+                    /** @description A JWT signed with a key of the client (private_key_jwt) */
+                    client_assertion?: string;
+                    /** @description Space-separated scopes; omitted means all the client may request */
+                    scope?: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description RFC 8628 §3.2 */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description What the device polls the token endpoint with */
+                        device_code: string;
+                        /** @description What the user types, shown `BCDF-GHJK`; case and dashes do not matter */
+                        user_code: string;
+                        verification_uri: string;
+                        /** @description verification_uri with the user code, for a QR code */
+                        verification_uri_complete: string;
+                        /** @description Seconds the codes can be used */
+                        expires_in: number;
+                        /** @description Seconds to wait between polls */
+                        interval: number;
+                    };
+                };
+            };
+            /** @description The request is invalid: invalid_request, invalid_grant, invalid_scope, unsupported_grant_type, … */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description invalid_client: client authentication failed (with WWW-Authenticate after HTTP Basic) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description The account does not exist or is disabled */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description server_error, or temporarily_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+        };
+    };
+    verifyDevice: {
+        parameters: {
+            query?: {
+                /** @description The user code, from verification_uri_complete (RFC 8628 §3.3.1) */
+                user_code?: string;
+            };
+            header?: never;
+            path: {
+                accountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the account's device_verification_url with a `device_challenge` (and the `user_code`, if given) */
+            302: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description The account has no device_verification_url or device_done_url (unless it has an error_url) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+        };
+    };
     logout: {
         parameters: {
             query?: {
@@ -2830,6 +3282,141 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ChallengeAnswer"];
+                };
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getDeviceRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                challenge: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The device request */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeviceRequest"];
+                };
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    acceptDeviceRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                challenge: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description What the user typed; case, dashes and spaces do not matter */
+                    user_code: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Where the app sends the browser next */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeviceRequestAnswer"];
+                };
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    rejectDeviceRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                challenge: string;
+            };
+            cookie?: never;
+        };
+        /** @description With the user code the user was shown, that device is refused too */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description What the user typed; case, dashes and spaces do not matter */
+                    user_code?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Where the app sends the browser next */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeviceRequestAnswer"];
                 };
             };
             /** @description The request was refused; the problem document says why (code) */
@@ -3383,6 +3970,31 @@ export interface operations {
                     require_par?: boolean;
                     /** @description How long a spent refresh token still answers with the same successor (a retried request) instead of revoking its grant, in seconds */
                     refresh_token_reuse_interval?: number;
+                    /** @description The account's page where a user types a device's user code: `{issuer}/oauth/device` sends the browser there with a `device_challenge` (RFC 8628); https, or http on loopback; null when unset */
+                    device_verification_url?: string | null;
+                    /** @description Where the browser ends a device sign-in (with `error` when it was refused); never a client redirect URI; https, or http on loopback; null when unset */
+                    device_done_url?: string | null;
+                    /** @description How long a device code and its user code can be used (RFC 8628 §3.2 expires_in), in seconds */
+                    device_code_ttl?: number;
+                    /** @description How long a device waits between polls of the token endpoint at first (RFC 8628 §3.2 interval), in seconds */
+                    device_poll_interval?: number;
+                    /** @description A client_id that is an https URL names a Client ID Metadata Document, which Herald fetches through the SSRF guard, caches and uses as a public or private_key_jwt client */
+                    client_id_metadata_documents?: boolean;
+                    /**
+                     * @description Dynamic client registration (RFC 7591) at `{issuer}/oauth/register`: `disabled`, with an initial access token from `POST /oauth/registration-tokens`, or `open` to anyone (rate-limited per address)
+                     * @enum {unknown}
+                     */
+                    registration?: "disabled" | "initial_access_token" | "open";
+                    /** @description Space-separated: the most a registered client may be allowed; herald: scopes never */
+                    registration_scope?: string;
+                    /** @description The grant types a registered client may use; client_credentials never in open mode */
+                    registration_grant_types?: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:token-exchange" | "urn:ietf:params:oauth:grant-type:device_code")[];
+                    /** @description How many registered clients the account may hold at once */
+                    registration_max_clients?: number;
+                    /** @description Registered clients that got no token for this many days are deleted; null keeps them */
+                    registration_prune_after_days?: number | null;
+                    /** @description Open registration: registrations per source address and hour, counted in each Herald process */
+                    registration_rate_limit?: number;
                 };
             };
         };
@@ -3699,7 +4311,7 @@ export interface operations {
                     client_name?: string;
                     redirect_uris?: string[];
                     post_logout_redirect_uris?: string[];
-                    grant_types?: ("authorization_code" | "refresh_token" | "client_credentials")[];
+                    grant_types?: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:token-exchange" | "urn:ietf:params:oauth:grant-type:device_code")[];
                     response_types?: "code"[];
                     /** @enum {unknown} */
                     token_endpoint_auth_method?: "client_secret_basic" | "client_secret_post" | "private_key_jwt" | "none";
@@ -3746,6 +4358,8 @@ export interface operations {
                     backchannel_logout_uri?: string | null;
                     /** @description The logout token must carry `sid`; Herald always sends both `sub` and `sid` */
                     backchannel_logout_session_required?: boolean;
+                    /** @description Token exchange (RFC 8693) issues this client tokens for the subject without an `act` claim naming it (impersonation), instead of delegation */
+                    token_exchange_impersonation?: boolean;
                 };
             };
         };
@@ -3875,7 +4489,7 @@ export interface operations {
                     client_name?: string;
                     redirect_uris?: string[];
                     post_logout_redirect_uris?: string[];
-                    grant_types?: ("authorization_code" | "refresh_token" | "client_credentials")[];
+                    grant_types?: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:token-exchange" | "urn:ietf:params:oauth:grant-type:device_code")[];
                     response_types?: "code"[];
                     /** @enum {unknown} */
                     token_endpoint_auth_method?: "client_secret_basic" | "client_secret_post" | "private_key_jwt" | "none";
@@ -3922,6 +4536,8 @@ export interface operations {
                     backchannel_logout_uri?: string | null;
                     /** @description The logout token must carry `sid`; Herald always sends both `sub` and `sid` */
                     backchannel_logout_session_required?: boolean;
+                    /** @description Token exchange (RFC 8693) issues this client tokens for the subject without an `act` claim naming it (impersonation), instead of delegation */
+                    token_exchange_impersonation?: boolean;
                 };
             };
         };
@@ -3975,6 +4591,532 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Client"];
                 };
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    registerClient: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                accountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    client_name?: string;
+                    redirect_uris?: string[];
+                    post_logout_redirect_uris?: string[];
+                    grant_types?: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:token-exchange" | "urn:ietf:params:oauth:grant-type:device_code")[];
+                    response_types?: "code"[];
+                    /** @enum {unknown} */
+                    token_endpoint_auth_method?: "client_secret_basic" | "client_secret_post" | "private_key_jwt" | "none";
+                    /** @description Space-separated scopes the client may request; each must exist in the account */
+                    scope?: string;
+                    /** @enum {unknown} */
+                    application_type?: "web" | "native";
+                    jwks?: {
+                        keys: ({
+                            kty: string;
+                        } & {
+                            [key: string]: unknown;
+                        })[];
+                    } | null;
+                    jwks_uri?: string | null;
+                    contacts?: string[];
+                    client_uri?: string | null;
+                    logo_uri?: string | null;
+                    policy_uri?: string | null;
+                    tos_uri?: string | null;
+                    /** @description Resources (RFC 8707) this client may request tokens for; the first is the default `aud` */
+                    audience?: string[];
+                    allowed_cors_origins?: string[];
+                    /** @description Narrows the account's lifetime for this client, in seconds */
+                    access_token_ttl?: number | null;
+                    /** @description Narrows the account's lifetime for this client, in seconds */
+                    id_token_ttl?: number | null;
+                    /** @description Narrows the account's lifetime for this client, in seconds */
+                    refresh_token_idle_ttl?: number | null;
+                    /** @description Narrows the account's lifetime for this client, in seconds */
+                    refresh_token_absolute_ttl?: number | null;
+                    /** @description A trusted first-party client: sign-in goes on without asking the consent app */
+                    skip_consent?: boolean;
+                    /**
+                     * @description How ID tokens for this client are signed (OpenID Connect Dynamic Registration §2)
+                     * @enum {unknown}
+                     */
+                    id_token_signed_response_alg?: "RS256" | "ES256";
+                    /** @description Authorization requests must carry an S256 code_challenge; only a confidential client may turn it off */
+                    require_pkce?: boolean;
+                    /** @description Authorization requests must be pushed first (RFC 9126 §6) */
+                    require_pushed_authorization_requests?: boolean;
+                    /** @description Where Herald POSTs a logout token when a session the client took part in ends (OpenID Connect Back-Channel Logout 1.0); vetted like a webhook URL */
+                    backchannel_logout_uri?: string | null;
+                    /** @description The logout token must carry `sid`; Herald always sends both `sub` and `sid` */
+                    backchannel_logout_session_required?: boolean;
+                    /** @description Token exchange (RFC 8693) issues this client tokens for the subject without an `act` claim naming it (impersonation), instead of delegation */
+                    token_exchange_impersonation?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The client, its secret and registration access token, shown once */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RegisteredClient"];
+                };
+            };
+            /** @description invalid_client_metadata or invalid_redirect_uri (RFC 7591 §3.2.2); access_denied when the account holds all the registered clients it may */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description invalid_token: the initial or registration access token is missing, wrong, used up or expired (RFC 6750 §3) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description The account does not exist or is disabled */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description too_many_requests: open registration from this address is over its hourly limit; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description server_error, or temporarily_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+        };
+    };
+    getClientRegistration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                accountId: string;
+                clientId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The client */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RegisteredClient"];
+                };
+            };
+            /** @description invalid_client_metadata or invalid_redirect_uri (RFC 7591 §3.2.2); access_denied when the account holds all the registered clients it may */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description invalid_token: the initial or registration access token is missing, wrong, used up or expired (RFC 6750 §3) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description The account does not exist or is disabled */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description too_many_requests: open registration from this address is over its hourly limit; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description server_error, or temporarily_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+        };
+    };
+    replaceClientRegistration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                accountId: string;
+                clientId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    client_name?: string;
+                    redirect_uris?: string[];
+                    post_logout_redirect_uris?: string[];
+                    grant_types?: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:token-exchange" | "urn:ietf:params:oauth:grant-type:device_code")[];
+                    response_types?: "code"[];
+                    /** @enum {unknown} */
+                    token_endpoint_auth_method?: "client_secret_basic" | "client_secret_post" | "private_key_jwt" | "none";
+                    /** @description Space-separated scopes the client may request; each must exist in the account */
+                    scope?: string;
+                    /** @enum {unknown} */
+                    application_type?: "web" | "native";
+                    jwks?: {
+                        keys: ({
+                            kty: string;
+                        } & {
+                            [key: string]: unknown;
+                        })[];
+                    } | null;
+                    jwks_uri?: string | null;
+                    contacts?: string[];
+                    client_uri?: string | null;
+                    logo_uri?: string | null;
+                    policy_uri?: string | null;
+                    tos_uri?: string | null;
+                    /** @description Resources (RFC 8707) this client may request tokens for; the first is the default `aud` */
+                    audience?: string[];
+                    allowed_cors_origins?: string[];
+                    /** @description Narrows the account's lifetime for this client, in seconds */
+                    access_token_ttl?: number | null;
+                    /** @description Narrows the account's lifetime for this client, in seconds */
+                    id_token_ttl?: number | null;
+                    /** @description Narrows the account's lifetime for this client, in seconds */
+                    refresh_token_idle_ttl?: number | null;
+                    /** @description Narrows the account's lifetime for this client, in seconds */
+                    refresh_token_absolute_ttl?: number | null;
+                    /** @description A trusted first-party client: sign-in goes on without asking the consent app */
+                    skip_consent?: boolean;
+                    /**
+                     * @description How ID tokens for this client are signed (OpenID Connect Dynamic Registration §2)
+                     * @enum {unknown}
+                     */
+                    id_token_signed_response_alg?: "RS256" | "ES256";
+                    /** @description Authorization requests must carry an S256 code_challenge; only a confidential client may turn it off */
+                    require_pkce?: boolean;
+                    /** @description Authorization requests must be pushed first (RFC 9126 §6) */
+                    require_pushed_authorization_requests?: boolean;
+                    /** @description Where Herald POSTs a logout token when a session the client took part in ends (OpenID Connect Back-Channel Logout 1.0); vetted like a webhook URL */
+                    backchannel_logout_uri?: string | null;
+                    /** @description The logout token must carry `sid`; Herald always sends both `sub` and `sid` */
+                    backchannel_logout_session_required?: boolean;
+                    /** @description Token exchange (RFC 8693) issues this client tokens for the subject without an `act` claim naming it (impersonation), instead of delegation */
+                    token_exchange_impersonation?: boolean;
+                } & ({
+                    client_id: string;
+                    client_secret?: string;
+                } & {
+                    [key: string]: unknown;
+                });
+            };
+        };
+        responses: {
+            /** @description The client as changed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RegisteredClient"];
+                };
+            };
+            /** @description invalid_client_metadata or invalid_redirect_uri (RFC 7591 §3.2.2); access_denied when the account holds all the registered clients it may */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description invalid_token: the initial or registration access token is missing, wrong, used up or expired (RFC 6750 §3) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description The account does not exist or is disabled */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description too_many_requests: open registration from this address is over its hourly limit; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description server_error, or temporarily_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+        };
+    };
+    deleteClientRegistration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                accountId: string;
+                clientId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The client is deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description invalid_client_metadata or invalid_redirect_uri (RFC 7591 §3.2.2); access_denied when the account holds all the registered clients it may */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description invalid_token: the initial or registration access token is missing, wrong, used up or expired (RFC 6750 §3) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description The account does not exist or is disabled */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description too_many_requests: open registration from this address is over its hourly limit; see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description server_error, or temporarily_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+        };
+    };
+    listRegistrationTokens: {
+        parameters: {
+            query: {
+                limit: number;
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                accountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of tokens */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["RegistrationToken"][];
+                        /** @description Pass as cursor for the next page; null on the last */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createRegistrationToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                accountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Seconds it stays usable (default 86400) */
+                    expires_in?: number;
+                    /** @description How many clients it may register (default 1) */
+                    max_uses?: number;
+                    /** @description Space-separated: narrows the scopes registration may give; herald: scopes never */
+                    scope?: string;
+                    grant_types?: ("authorization_code" | "refresh_token" | "client_credentials" | "urn:ietf:params:oauth:grant-type:token-exchange" | "urn:ietf:params:oauth:grant-type:device_code")[];
+                };
+            };
+        };
+        responses: {
+            /** @description The token, shown once, with its limits */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RegistrationToken"];
+                };
+            };
+            /** @description The request was refused; the problem document says why (code) */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description internal_error, or service_unavailable while the database is unreachable (with Retry-After) */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteRegistrationToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                accountId: string;
+                tokenId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The token is revoked */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description The request was refused; the problem document says why (code) */
             "4XX": {

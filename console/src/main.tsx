@@ -9,6 +9,7 @@ import { Events } from './pages/events.js'
 import { ClientPage } from './pages/client.js'
 import { Clients } from './pages/clients.js'
 import { Scopes } from './pages/scopes.js'
+import { RegistrationTokens } from './pages/registration-tokens.js'
 import { SettingsPage } from './pages/settings.js'
 import { SubjectPage } from './pages/subject.js'
 import { Endpoints } from './pages/endpoints.js'
@@ -41,6 +42,7 @@ function Route(props: { place: Place }) {
   if (section === 'clients' && id && can(SCOPES.clientsRead)) return <ClientPage id={id} />
   if (section === 'clients' && can(SCOPES.clientsRead)) return <Clients place={props.place} />
   if (section === 'scopes' && can(SCOPES.clientsRead)) return <Scopes place={props.place} />
+  if (section === 'registration-tokens' && can(SCOPES.clientsWrite)) return <RegistrationTokens place={props.place} />
   if (section === 'settings' && can(SCOPES.settings)) return <SettingsPage />
   if (section === 'users' && can(SCOPES.sessions)) return <SubjectPage place={props.place} />
   return (

@@ -25,6 +25,7 @@ export type EventType = JsonAnswer<paths['/accounts/{accountId}/webhooks/event-t
 export type Settings = Schemas['Settings']
 export type SigningKey = Schemas['Key']
 export type Client = Schemas['Client']
+export type RegistrationToken = Schemas['RegistrationToken']
 export type Scope = Schemas['Scope']
 /** A user's browser session; named apart from the console's own sign-in session. */
 export type UserSession = Schemas['Session']

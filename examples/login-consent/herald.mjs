@@ -1,7 +1,10 @@
-// The calls this example makes to Herald: management tokens, the account's settings, the demo client, and the
-// login, consent and logout challenges (docs/authorization.md, "Sign-in (OpenID Connect)" and "Logout").
+// The calls this example makes to Herald: management tokens, the account's settings, the demo clients, and the
+// login, consent, logout and device challenges (docs/authorization.md, "Sign-in (OpenID Connect)", "Logout" and
+// "Devices (RFC 8628)").
 
 const DEMO_CLIENT_NAME = 'Demo relying party (examples/login-consent)'
+const DEVICE_CLIENT_NAME = 'Demo device (examples/login-consent)'
+const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code'
 
 /** Herald's API for one account, through its management client's credentials. */
 export async function connect({ issuer, clientId, clientSecret }) {
@@ -35,15 +38,16 @@ export async function connect({ issuer, clientId, clientSecret }) {
     reject: (id, body) => call('herald:login', 'POST', `/oauth/${kind}-requests/${encodeURIComponent(id)}/reject`, body),
   })
 
-  return { discovery, call, login: challenge('login'), consent: challenge('consent'), logout: challenge('logout') }
+  return { discovery, call, login: challenge('login'), consent: challenge('consent'), logout: challenge('logout'), device: challenge('device') }
 }
 
 const SETUP = 'herald:settings:write herald:clients:read herald:clients:write'
 
 /**
- * Points the account's login, consent and logout pages at this app, and registers the demo relying party, or reuses
- * the one an earlier run registered: its URIs are brought up to date and it gets a new secret, since Herald shows a
- * secret only when it makes one. Answers the client, and why Herald refused its back-channel logout URI, if it did.
+ * Points the account's login, consent, logout and device pages at this app, and registers the demo relying party and
+ * the demo device, or reuses the ones an earlier run registered: their metadata is brought up to date and the relying
+ * party gets a new secret, since Herald shows a secret only when it makes one. Answers the relying party's client,
+ * the device's (public: a device can't keep a secret), and why Herald refused the back-channel logout URI, if it did.
  */
 export async function configureAccount(herald, appUrl) {
   await herald.call(SETUP, 'PATCH', '/settings', {
@@ -51,7 +55,21 @@ export async function configureAccount(herald, appUrl) {
     consent_url: `${appUrl}/consent`,
     logout_url: `${appUrl}/logout`,
     post_logout_url: `${appUrl}/logout-finished`,
+    device_verification_url: `${appUrl}/device`,
+    device_done_url: `${appUrl}/device-done`,
   })
+  const device = await registerClient(herald, {
+    client_name: DEVICE_CLIENT_NAME,
+    redirect_uris: [],
+    grant_types: [DEVICE_GRANT, 'refresh_token'],
+    response_types: [],
+    token_endpoint_auth_method: 'none',
+    scope: 'openid profile email offline_access',
+  })
+  return { device, ...(await registerRelyingParty(herald, appUrl)) }
+}
+
+async function registerRelyingParty(herald, appUrl) {
   const metadata = {
     client_name: DEMO_CLIENT_NAME,
     redirect_uris: [`${appUrl}/callback`],
@@ -74,10 +92,10 @@ export async function configureAccount(herald, appUrl) {
 }
 
 async function registerClient(herald, metadata) {
-  const existing = await findClient(herald, SETUP, DEMO_CLIENT_NAME)
+  const existing = await findClient(herald, SETUP, metadata.client_name)
   if (!existing) return herald.call(SETUP, 'POST', '/oauth/clients', metadata)
-  await herald.call(SETUP, 'PATCH', `/oauth/clients/${existing.client_id}`, metadata)
-  return herald.call(SETUP, 'POST', `/oauth/clients/${existing.client_id}/secret`)
+  const updated = await herald.call(SETUP, 'PATCH', `/oauth/clients/${existing.client_id}`, metadata)
+  return metadata.token_endpoint_auth_method === 'none' ? updated : herald.call(SETUP, 'POST', `/oauth/clients/${existing.client_id}/secret`)
 }
 
 async function findClient(herald, scope, name) {

@@ -96,6 +96,38 @@ logout names no page of an application to return to.</p>
 <p><a href="/">Go to the demo relying party</a></p>`)
 }
 
+/**
+ * The account's device_verification_url: the user types the code their device shows (prefilled when they came from
+ * its verification_uri_complete). Herald ignores case, dashes and spaces in it.
+ */
+export function devicePage({ challenge, userCode = '', attemptsLeft, csrf, error }) {
+  return page('Connect a device', html`
+<p>Type the code your device shows to sign it in.</p>
+${error ? html`<p class="error" role="alert">${error}</p>` : ''}
+<form method="post" action="/device">
+  <input type="hidden" name="challenge" value="${challenge}">
+  <input type="hidden" name="csrf" value="${csrf}">
+  <label>Code <input type="text" name="user_code" value="${userCode}" maxlength="64" autocomplete="off" autocapitalize="characters" spellcheck="false" required autofocus></label>
+  <p class="note">After ${attemptsLeft} more wrong codes, open the device's link again.</p>
+  <button type="submit" name="action" value="accept">Continue</button>
+  <button type="submit" name="action" value="reject" formnovalidate>Cancel</button>
+</form>`)
+}
+
+/** A device verification Herald no longer takes: answered, spent by wrong codes, or lapsed. */
+export function deviceSpentPage({ verificationUri }) {
+  return page('Start again', html`
+<p class="error" role="alert">This code entry is used up: it was answered already, took too many wrong codes, or
+expired.</p>
+<p><a href="${verificationUri}">Enter the code again</a></p>`)
+}
+
+/** The account's device_done_url, where Herald ends a device's sign-in; `refusal` says why it was refused, if it was. */
+export function deviceDonePage({ refusal }) {
+  if (refusal !== undefined) return page('Device not connected', html`<p role="status">Your device was not signed in: ${refusal}. You can close this page.</p>`)
+  return page('Device connected', html`<p role="status">You can go back to your device: it signs in within a few seconds.</p>`)
+}
+
 const time = (date) => `${date.toISOString().slice(11, 19)} UTC`
 
 /** How this browser's last session of the relying party ended, if it had one. */

@@ -1,9 +1,9 @@
-// Herald's login and consent example: the app an account's login_url, consent_url and logout_url point at, plus a
-// demo relying party to try it with. Run: HERALD_ISSUER=… HERALD_CLIENT_ID=… HERALD_CLIENT_SECRET=… node examples/login-consent/server.mjs
+// Herald's login and consent example: the app an account's login_url, consent_url, logout_url and device pages point
+// at, plus a demo relying party to try it with. Run: HERALD_ISSUER=… HERALD_CLIENT_ID=… HERALD_CLIENT_SECRET=… node examples/login-consent/server.mjs
 import { randomBytes, timingSafeEqual } from 'node:crypto'
 import { createServer } from 'node:http'
 import { configureAccount, connect } from './herald.mjs'
-import { consentPage, errorPage, loginPage, logoutFinishedPage, logoutPage } from './pages.mjs'
+import { consentPage, deviceDonePage, devicePage, deviceSpentPage, errorPage, loginPage, logoutFinishedPage, logoutPage } from './pages.mjs'
 import { relyingParty } from './relying-party.mjs'
 
 // The one user this example knows. A real app looks its users up and checks a password hash.
@@ -20,7 +20,9 @@ const server = createServer()
 server.on('error', exitWith(`Could not listen on port ${env.port}`))
 await new Promise((resolve) => server.listen(env.port, '127.0.0.1', resolve))
 const herald = await connect(env).catch(exitWith('Herald is unreachable or refused the management client'))
-const { client, backchannelRefused } = await configureAccount(herald, appUrl).catch(exitWith("Could not set up the account's login and consent"))
+const { client, device, backchannelRefused } = await configureAccount(herald, appUrl).catch(exitWith("Could not set up the account's login and consent"))
+// RFC 8628 §3.3: where the user goes to type the code, as the device shows it.
+const verificationUri = `${env.issuer}/oauth/device`
 if (backchannelRefused) {
   console.warn(`Herald refused the back-channel logout URI (${backchannelRefused}): sign-in and Sign out work, but Herald can't tell the relying party of a logout. Its development setup (npm start) allows http on this machine; otherwise set HERALD_WEBHOOK_ALLOW_HTTP=true and HERALD_WEBHOOK_ALLOWED_CIDRS=127.0.0.0/8 on Herald.`)
 }
@@ -38,6 +40,9 @@ const routes = {
   'GET /logout': showLogout,
   'POST /logout': submitLogout,
   'GET /logout-finished': logoutFinishedPage,
+  'GET /device': showDevice,
+  'POST /device': submitDevice,
+  'GET /device-done': showDeviceDone,
 }
 
 async function showLogin(request, response, query) {
@@ -112,6 +117,52 @@ async function submitLogout(request) {
   if (!csrfMatches(request, form)) return [403, errorPage('This form did not come from this app (CSRF check failed).')]
   const answer = form.get('action') === 'accept' ? herald.logout.accept(challenge) : herald.logout.reject(challenge)
   return redirect((await answer).redirect_to)
+}
+
+async function showDevice(request, response, query) {
+  const challenge = query.get('device_challenge')
+  if (!challenge) return [400, errorPage(NOT_FROM_HERALD)]
+  return deviceForm(request, response, challenge, { userCode: query.get('user_code') ?? '' })
+}
+
+async function submitDevice(request, response) {
+  const form = await readForm(request)
+  const challenge = form.get('challenge') ?? ''
+  if (!csrfMatches(request, form)) return [403, errorPage('This form did not come from this app (CSRF check failed).')]
+  const userCode = form.get('user_code') ?? ''
+  // Cancel with the code typed refuses that device too: its next poll answers access_denied.
+  const answer = form.get('action') === 'accept'
+    ? herald.device.accept(challenge, { user_code: userCode })
+    : herald.device.reject(challenge, userCode ? { user_code: userCode } : {})
+  try {
+    return redirect((await answer).redirect_to)
+  } catch (error) {
+    // A wrong code (400 invalid_user_code) or too many in the account (429): the form again, with Herald's reason.
+    if (error.problem?.status === 400 || error.problem?.status === 429) return deviceForm(request, response, challenge, { userCode, error: error.problem.detail ?? error.problem.title })
+    unlessSpent(error)
+    return spentPage()
+  }
+}
+
+/** The code entry form, or a page that says to start again once Herald no longer takes the challenge. */
+async function deviceForm(request, response, challenge, { userCode, error }) {
+  const waiting = await herald.device.get(challenge).catch(unlessSpent)
+  if (!waiting) return spentPage()
+  return devicePage({ challenge, userCode, attemptsLeft: waiting.attempts_left, csrf: csrfToken(request, response), error })
+}
+
+/** Herald's 404 (lapsed) and 409 (answered, or spent by wrong codes) say the challenge is done with; other errors stand. */
+function unlessSpent(error) {
+  if (error.problem?.status === 404 || error.problem?.status === 409) return undefined
+  throw error
+}
+
+function spentPage() {
+  return [409, deviceSpentPage({ verificationUri })]
+}
+
+function showDeviceDone(_request, _response, query) {
+  return deviceDonePage({ refusal: query.has('error') ? (query.get('error_description') ?? query.get('error')) : undefined })
 }
 
 // CSRF: a double-submit token (OWASP's CSRF cheat sheet). The cookie is SameSite=Strict, so a cross-site form post
@@ -213,4 +264,5 @@ function exitWith(what) {
 }
 
 server.on('request', handle)
+console.log(`Device client ${device.client_id}: start a device sign-in with curl -d client_id=${device.client_id} -d 'scope=openid offline_access' ${herald.discovery.device_authorization_endpoint}`)
 console.log(`Login and consent example ready: open ${appUrl}/ and sign in as demo / demo`)

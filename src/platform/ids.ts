@@ -3,7 +3,7 @@ import { randomFillSync } from 'node:crypto'
 /** Crockford's base32: no I, L, O or U, so ids survive being read aloud or retyped. */
 const ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ'
 
-export type IdPrefix = 'acct' | 'cli' | 'key' | 'evt' | 'ep' | 'sub' | 'dlv' | 'att' | 'grant' | 'job' | 'swp' | 'ses' | 'flow' | 'rt' | 'lo' | 'cl'
+export type IdPrefix = 'acct' | 'cli' | 'key' | 'evt' | 'ep' | 'sub' | 'dlv' | 'att' | 'grant' | 'job' | 'swp' | 'ses' | 'flow' | 'rt' | 'lo' | 'cl' | 'dev' | 'iat'
 
 /**
  * A prefixed, time-ordered identifier: 48 bits of milliseconds then 80 random bits (the ULID layout),

@@ -1,10 +1,8 @@
-import { type ChildProcess, spawn } from 'node:child_process'
-import { createInterface } from 'node:readline'
-import { fileURLToPath } from 'node:url'
 import type { BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest'
-import { type CreatedAccount, type TestHerald, forEachDialect, freePort, useHerald } from '../support/herald.js'
+import { type CreatedAccount, forEachDialect, useHerald } from '../support/herald.js'
 import { withChromium } from '../support/chromium.js'
+import { type ExampleApp, recordPages, startExample } from '../support/example-app.js'
 import { call, createAccount, managementToken } from '../support/http.js'
 import { LOCAL_DELIVERY } from '../webhooks/support.js'
 
@@ -12,76 +10,7 @@ import { LOCAL_DELIVERY } from '../webhooks/support.js'
 // login, consent and logout app and the relying party, and a real Chromium follows every redirect. Herald may call
 // the relying party's back-channel logout URI on 127.0.0.1 over http, as its development setup allows.
 
-const EXAMPLE = fileURLToPath(new URL('../../examples/login-consent/server.mjs', import.meta.url))
-
-interface ExampleApp {
-  url: string
-  /** What the app printed, line by line. */
-  lines: string[]
-  /** The first line, printed already or to come, that `matches`. */
-  line(matches: RegExp): Promise<string>
-  stop(): Promise<void>
-}
-
-/**
- * `node examples/login-consent/server.mjs` for the account; answers once it says it is ready. Herald's own `PORT`
- * is in its environment, as in a shell that started Herald: the app must keep to `EXAMPLE_PORT`.
- */
-async function startExample(herald: TestHerald, account: CreatedAccount): Promise<ExampleApp> {
-  const port = await freePort()
-  const child: ChildProcess = spawn(process.execPath, [EXAMPLE], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      HERALD_ISSUER: account.issuer,
-      HERALD_CLIENT_ID: account.clientId,
-      HERALD_CLIENT_SECRET: account.clientSecret,
-      PORT: new URL(herald.origin).port,
-      EXAMPLE_PORT: String(port),
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  const lines: string[] = []
-  const waiting: Array<{ matches: RegExp; resolve: (line: string) => void }> = []
-  let errors = ''
-  child.stderr?.on('data', (chunk: Buffer) => (errors += chunk.toString('utf8')))
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
-  await new Promise<void>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      lines.push(line)
-      for (const waiter of waiting.filter(({ matches }) => matches.test(line))) {
-        waiting.splice(waiting.indexOf(waiter), 1)
-        waiter.resolve(line)
-      }
-      if (line.includes('example ready')) resolve()
-    })
-    void exited.then(() => reject(new Error(`the example exited before it was ready (code ${child.exitCode}):\n${lines.join('\n')}\n${errors}`)))
-  })
-  expect(errors, 'what the example printed on stderr').toBe('')
-  return {
-    url: `http://127.0.0.1:${port}`,
-    lines,
-    line(matches) {
-      const printed = lines.find((line) => matches.test(line))
-      return printed === undefined ? new Promise((resolve) => waiting.push({ matches, resolve })) : Promise.resolve(printed)
-    },
-    async stop() {
-      child.kill('SIGTERM')
-      await exited
-    },
-  }
-}
-
 const SIGN_IN_PAGES = ['/login', '/consent', '/callback']
-
-/** The app's `pages` the browser was answered, as `METHOD /path STATUS`, in order; redirects included. */
-function recordPages(page: Page, app: ExampleApp, pages: readonly string[] = SIGN_IN_PAGES): string[] {
-  const seen: string[] = []
-  page.on('response', (response) => {
-    const url = new URL(response.url())
-    if (url.origin === app.url && pages.includes(url.pathname)) seen.push(`${response.request().method()} ${url.pathname} ${response.status()}`)
-  })
-  return seen
-}
 
 async function claimsShown(page: Page): Promise<Record<string, unknown>> {
   return JSON.parse((await page.locator('#claims').textContent()) ?? '') as Record<string, unknown>
@@ -126,7 +55,7 @@ withChromium('signs in through the example login and consent app in Chromium', (
 
     it('signs in through the login form and the consent screen, then again at once through the remembered session', async () => {
       const page = await context.newPage()
-      const seen = recordPages(page, app)
+      const seen = recordPages(page, app, SIGN_IN_PAGES)
 
       await startSignIn(page, app)
       await page.waitForURL((url) => url.pathname === '/login')

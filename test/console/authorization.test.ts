@@ -72,6 +72,19 @@ forEachConsole('the console manages clients and scopes in Chromium', (dialect, h
     await page.locator('tr[data-scope="invoices:read"]').waitFor({ state: 'detached' })
   })
 
+  it('registers a client for token exchange (RFC 8693), impersonating the subject when asked', async () => {
+    await openSignedIn(page, h.current, account, 'clients')
+    await page.getByRole('button', { name: 'Register a client' }).click()
+    await page.getByLabel('Name').fill('Gateway')
+    await page.getByRole('checkbox', { name: 'authorization_code' }).uncheck()
+    await page.getByRole('checkbox', { name: 'urn:ietf:params:oauth:grant-type:token-exchange' }).check()
+    await page.getByRole('checkbox', { name: /^Token exchange impersonates the subject/ }).check()
+    await page.getByRole('button', { name: 'Register', exact: true }).click()
+    await page.locator('[data-secret]').waitFor()
+    const listed = (await clientsApi('?limit=200')).body.data!.find((client) => client.client_name === 'Gateway')
+    expect(listed).toMatchObject({ grant_types: ['urn:ietf:params:oauth:grant-type:token-exchange'], token_exchange_impersonation: true })
+  })
+
   it("says on the account's original management client's page why it can't be deleted, and keeps its scope as it is", async () => {
     await openSignedIn(page, h.current, account, `clients/${account.clientId}`)
     await page.locator('[data-admin-client]').getByText('herald accounts reset-admin').waitFor()

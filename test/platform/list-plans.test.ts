@@ -61,6 +61,7 @@ forEachDialect((dialect) => {
       { path: `/webhooks/subscriptions?endpoint_id=${syntheticId('ep', 'm', 7)}`, table: 'webhook_subscriptions', leading: ['account_id', 'endpoint_id'] },
       { path: '/oauth/clients', table: 'clients' },
       { path: '/oauth/scopes', table: 'scopes' },
+      { path: '/oauth/registration-tokens', table: 'registration_tokens' },
     ]
     const recorder = recordStatements(h.herald.database.db)
     try {
@@ -127,6 +128,8 @@ async function skew(h: TestHerald, accountId: string, otherId: string): Promise<
       select ${id('cli', block)}, ${account}, 'client', 'standard', null, 'none', '["authorization_code"]', '', '{}', n, n, n from s`.execute(db)
     await sql`${series} insert into scopes (account_id, name, description, kind, created_at, updated_at)
       select ${account}, ${id('scope', block)}, '', 'custom', n, n from s`.execute(db)
+    await sql`${series} insert into registration_tokens (id, account_id, token_hash, scope, grant_types, max_uses, uses, expires_at, created_at)
+      select ${id('iat', block)}, ${account}, ${id('digest', block)}, null, null, 1, 0, n, n from s`.execute(db)
   }
   await sql`analyze`.execute(db)
 }

@@ -28,13 +28,16 @@ interface OpenApiDocument {
   components: { schemas: Record<string, unknown>; securitySchemes: Record<string, unknown> }
 }
 
-const OAUTH_ENDPOINTS = ['/accounts/{accountId}/oauth/tokens', '/accounts/{accountId}/oauth/introspect', '/accounts/{accountId}/oauth/revoke', '/accounts/{accountId}/oauth/par']
+const OAUTH_ENDPOINTS = ['/accounts/{accountId}/oauth/tokens', '/accounts/{accountId}/oauth/introspect', '/accounts/{accountId}/oauth/revoke', '/accounts/{accountId}/oauth/par', '/accounts/{accountId}/oauth/device_authorization']
 /** Answers RFC 6750 errors to a user's access token. */
 const USERINFO = '/accounts/{accountId}/oauth/userinfo'
 /** Browsers' endpoints: their errors are shown, as plain text, not parsed. */
 const AUTHORIZE = '/accounts/{accountId}/oauth/authorize'
 const LOGOUT = '/accounts/{accountId}/oauth/logout'
-const BROWSER_PATHS = [AUTHORIZE, LOGOUT]
+const BROWSER_PATHS = [AUTHORIZE, LOGOUT, '/accounts/{accountId}/oauth/device']
+/** Dynamic client registration (RFC 7591, RFC 7592): JSON in and out, errors as RFC 7591 §3.2.2's JSON objects. */
+const REGISTER = '/accounts/{accountId}/oauth/register'
+const REGISTRATION_PATHS = [REGISTER, '/accounts/{accountId}/oauth/register/{clientId}']
 const OPERATOR_PATHS = ['/accounts', '/accounts/{accountId}', '/accounts/{accountId}/console-links']
 const PUBLIC_PATHS = [
   '/healthz',
@@ -165,7 +168,7 @@ forEachDialect((dialect) => {
             expect(response.content, `${name} ${status}`).toEqual({ 'text/plain': { schema: { type: 'string' } } })
             continue
           }
-          const oauthError = (OAUTH_ENDPOINTS.includes(path) || path === USERINFO) && status !== '404'
+          const oauthError = (OAUTH_ENDPOINTS.includes(path) || path === USERINFO || REGISTRATION_PATHS.includes(path)) && status !== '404'
           const [mediaType, schema] = oauthError ? ['application/json', 'OAuthError'] : ['application/problem+json', 'Problem']
           expect(response.content, `${name} ${status}`).toEqual({ [mediaType]: { schema: { $ref: `#/components/schemas/${schema}` } } })
         }
@@ -196,12 +199,14 @@ forEachDialect((dialect) => {
 
     it('names the security requirement of every operation', async () => {
       const { paths, components } = await fetchDocument()
-      expect(Object.keys(components.securitySchemes).sort()).toEqual(['clientSecretBasic', 'managementToken', 'operatorToken', 'userAccessToken'])
+      expect(Object.keys(components.securitySchemes).sort()).toEqual(['clientSecretBasic', 'initialAccessToken', 'managementToken', 'operatorToken', 'registrationAccessToken', 'userAccessToken'])
       for (const { name, path, operation } of operationsOf({ paths } as OpenApiDocument)) {
         if (OAUTH_ENDPOINTS.includes(path)) expect(operation.security, name).toEqual([{ clientSecretBasic: [] }, {}])
         else if (OPERATOR_PATHS.includes(path)) expect(operation.security, name).toEqual([{ operatorToken: [] }])
         else if (PUBLIC_PATHS.includes(path)) expect(operation.security, name).toEqual([])
         else if (path === USERINFO) expect(operation.security, name).toEqual([{ userAccessToken: [] }])
+        else if (path === REGISTER) expect(operation.security, name).toEqual([{ initialAccessToken: [] }, {}])
+        else if (REGISTRATION_PATHS.includes(path)) expect(operation.security, name).toEqual([{ registrationAccessToken: [] }])
         else expect(operation.security, name).toEqual([{ managementToken: [expect.stringMatching(/^herald:[a-z]+(:[a-z]+)?$/)] }])
       }
     })

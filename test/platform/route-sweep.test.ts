@@ -3,6 +3,7 @@ import { type CreatedAccount, forEachDialect, OPERATOR_TOKEN, type TestHerald, u
 import { basicAuth, call, createAccount, managementToken } from '../support/http.js'
 import { Browser, LoginApp, authorizationUrl, challengeIn, prepareSignIn, redeemCode, signIn } from '../support/sign-in.js'
 import { LOCAL_DELIVERY } from '../webhooks/support.js'
+import { prepareDevice, startDevice } from '../support/device.js'
 
 interface Operation {
   method: string
@@ -29,14 +30,25 @@ type Fixture = Record<
   | 'rpClientId'
   | 'rpClientSecret'
   | 'userToken'
-  | 'consoleLinkCode',
+  | 'consoleLinkCode'
+  | 'deviceClientId'
+  | 'deviceUserCode'
+  | 'deviceChallenge'
+  | 'deviceChallengeToReject'
+  | 'initialAccessToken'
+  | 'registrationTokenId'
+  | 'registeredClientId'
+  | 'registrationAccessToken',
   string
 >
 
 /** How each route is called: the credentials it takes and a body it accepts. Every route of the document needs one. */
 interface Sample {
-  /** `rp`: the account's relying party (a sign-in client); `user`: a user's access token. */
-  auth: 'management' | 'client' | 'rp' | 'user' | 'operator' | 'none'
+  /**
+   * `rp`: the account's relying party (a sign-in client); `user`: a user's access token; `initial`: an initial access
+   * token (RFC 7591); `registration`: a registered client's registration access token (RFC 7592).
+   */
+  auth: 'management' | 'client' | 'rp' | 'user' | 'operator' | 'initial' | 'registration' | 'none'
   json?: (ids: Fixture) => unknown
   form?: (ids: Fixture, token: string) => Record<string, string>
   query?: (ids: Fixture) => Record<string, string>
@@ -46,6 +58,8 @@ interface Sample {
   bodyIds?: boolean
   /** The status of a call with the account's own ids, when it is not a 2xx (a redirect). */
   status?: number
+  /** The status of a call with another account's ids, when it is not 404 (RFC 7592 §2.1 answers an unknown client 401). */
+  foreignStatus?: number
 }
 
 /** An authorization request of the account's relying party, with the fixed PKCE challenge. */
@@ -111,6 +125,23 @@ const SAMPLES: Record<string, Sample> = {
   'GET /accounts/{accountId}/oauth/authorize': { auth: 'none', query: authorizeQuery, status: 302 },
   'POST /accounts/{accountId}/oauth/authorize': { auth: 'none', form: authorizeQuery, status: 303 },
   'POST /accounts/{accountId}/oauth/par': { auth: 'rp', form: authorizeQuery, status: 201 },
+  'POST /accounts/{accountId}/oauth/device_authorization': { auth: 'none', form: (ids) => ({ client_id: ids.deviceClientId }) },
+  'GET /accounts/{accountId}/oauth/device': { auth: 'none', status: 302 },
+  'GET /accounts/{accountId}/oauth/device-requests/{challenge}': { auth: 'management', params: (ids) => ({ challenge: ids.deviceChallenge }) },
+  'POST /accounts/{accountId}/oauth/device-requests/{challenge}/accept': { auth: 'management', params: (ids) => ({ challenge: ids.deviceChallenge }), json: (ids) => ({ user_code: ids.deviceUserCode }) },
+  'POST /accounts/{accountId}/oauth/device-requests/{challenge}/reject': { auth: 'management', params: (ids) => ({ challenge: ids.deviceChallengeToReject }), json: () => ({}) },
+  'POST /accounts/{accountId}/oauth/registration-tokens': { auth: 'management', json: () => ({ max_uses: 2 }) },
+  'GET /accounts/{accountId}/oauth/registration-tokens': { auth: 'management' },
+  'DELETE /accounts/{accountId}/oauth/registration-tokens/{tokenId}': { auth: 'management', params: (ids) => ({ tokenId: ids.registrationTokenId }) },
+  'POST /accounts/{accountId}/oauth/register': { auth: 'initial', json: () => ({ redirect_uris: ['https://swept.example/callback'] }) },
+  'GET /accounts/{accountId}/oauth/register/{clientId}': { auth: 'registration', params: (ids) => ({ clientId: ids.registeredClientId }), foreignStatus: 401 },
+  'PUT /accounts/{accountId}/oauth/register/{clientId}': {
+    auth: 'registration',
+    params: (ids) => ({ clientId: ids.registeredClientId }),
+    json: (ids) => ({ client_id: ids.registeredClientId, redirect_uris: ['https://swept.example/other'] }),
+    foreignStatus: 401,
+  },
+  'DELETE /accounts/{accountId}/oauth/register/{clientId}': { auth: 'registration', params: (ids) => ({ clientId: ids.registeredClientId }), foreignStatus: 401 },
   'GET /accounts/{accountId}/oauth/userinfo': { auth: 'user' },
   'POST /accounts/{accountId}/oauth/userinfo': { auth: 'user' },
   'GET /accounts/{accountId}/oauth/login-requests/{challenge}': { auth: 'management', params: (ids) => ({ challenge: ids.loginChallenge }) },
@@ -179,6 +210,12 @@ async function furnished(h: TestHerald, name: string): Promise<{ account: Create
   const userToken = await signedInUserToken(account.base, rp, app)
   await api('PATCH', '/settings', { logout_url: 'https://login.example/logout' })
   const logoutChallenge = async () => new URL((await new Browser().open(`${account.base}/oauth/logout`)).location!).searchParams.get('logout_challenge')!
+  const device = await prepareDevice(account)
+  await api('PATCH', '/settings', { registration: 'initial_access_token' })
+  const registrationToken = await api('POST', '/oauth/registration-tokens', { max_uses: 5 })
+  const registered = await call<Record<string, unknown>>(`${account.base}/oauth/register`, 'POST', { token: String(registrationToken.token), json: { redirect_uris: ['https://swept.example/callback'] } })
+  expect(registered.status, registered.text).toBe(201)
+  const deviceChallenge = async () => new URL((await new Browser().open(`${account.base}/oauth/device`)).location!).searchParams.get('device_challenge')!
   const ids = {
     accountId: account.id,
     clientId: String(client.client_id),
@@ -199,6 +236,14 @@ async function furnished(h: TestHerald, name: string): Promise<{ account: Create
     rpClientSecret: rp.clientSecret,
     userToken,
     consoleLinkCode: await consoleLinkCode(h, account.id),
+    deviceClientId: device.clientId,
+    deviceUserCode: (await startDevice(device)).user_code,
+    deviceChallenge: await deviceChallenge(),
+    deviceChallengeToReject: await deviceChallenge(),
+    initialAccessToken: String(registrationToken.token),
+    registrationTokenId: String(registrationToken.id),
+    registeredClientId: String(registered.body.client_id),
+    registrationAccessToken: String(registered.body.registration_access_token),
   }
   return { account, token, ids }
 }
@@ -230,7 +275,14 @@ async function send(h: TestHerald, operation: Operation, ids: Fixture, account: 
   const headers: Record<string, string> = {}
   if (sample.auth === 'client') headers.authorization = basicAuth(account.clientId, account.clientSecret)
   if (sample.auth === 'rp') headers.authorization = basicAuth(ids.rpClientId, ids.rpClientSecret)
-  const bearer = sample.auth === 'management' ? token : sample.auth === 'operator' ? OPERATOR_TOKEN : sample.auth === 'user' ? ids.userToken : undefined
+  const bearers: Partial<Record<Sample['auth'], string>> = {
+    management: token,
+    operator: OPERATOR_TOKEN,
+    user: ids.userToken,
+    initial: ids.initialAccessToken,
+    registration: ids.registrationAccessToken,
+  }
+  const bearer = bearers[sample.auth]
   return call(urlOf(h, operation, ids), operation.method, {
     headers,
     redirect: 'manual',
@@ -267,7 +319,8 @@ forEachDialect((dialect) => {
         const takesIds = pathIds.length > 0 || SAMPLES[`${operation.method} ${operation.path}`]?.bodyIds === true
         if (!takesIds || !operation.path.startsWith('/accounts/{accountId}/')) continue
         const response = await send(h, operation, { ...b.ids, accountId: a.ids.accountId }, a.account, a.token)
-        expect(response.status, `${operation.method} ${operation.path} with the other account's ids: ${response.text}`).toBe(404)
+        const foreign = SAMPLES[`${operation.method} ${operation.path}`]?.foreignStatus ?? 404
+        expect(response.status, `${operation.method} ${operation.path} with the other account's ids: ${response.text}`).toBe(foreign)
       }
       for (const operation of operations) {
         const response = await send(h, operation, a.ids, a.account, a.token)

@@ -14,13 +14,18 @@ export type Waiters = (count: number) => Promise<void>
  * write; the waiting requests are those Herald has logged as arriving.
  */
 export async function whileFlowLocked<T>(h: TestHerald, accountId: string, flowId: string, start: (waiters: Waiters) => Promise<T>): Promise<T> {
+  return whileRowLocked(h, 'select 1 from authorization_flows where account_id = $1 and id = $2 for update', [accountId, flowId], start)
+}
+
+/** As whileFlowLocked, for the rows `lock` (a `select … for update` on PostgreSQL) locks. */
+export async function whileRowLocked<T>(h: TestHerald, lock: string, parameters: unknown[], start: (waiters: Waiters) => Promise<T>): Promise<T> {
   const config = h.database.config
   if (config.dialect !== 'postgres') return whileConnectionHeld(h, start)
   const holder = new pg.Client({ connectionString: config.connectionString })
   await holder.connect()
   try {
     await holder.query('begin')
-    await holder.query('select 1 from authorization_flows where account_id = $1 and id = $2 for update', [accountId, flowId])
+    await holder.query(lock, parameters)
     return await start((count) => lockWaiters(holder, count))
   } finally {
     await holder.query('commit').catch(() => undefined)

@@ -28,6 +28,8 @@ export const CROSS_ACCOUNT_MODULES: readonly string[] = [
   'authorization/sign-in/janitor.ts',
   'authorization/console-links/console-links.ts#pruneExpired',
   'webhooks/endpoints/endpoint-stats.ts#pruneOld',
+  'authorization/registration/initial-access-tokens.ts#pruneExpired',
+  'authorization/registration/registration-store.ts#unused',
 ]
 
 /** Tables whose rows each belong to one account, as the migrated schema has them: the ones with `account_id`. */
@@ -56,6 +58,10 @@ export const TENANT_TABLES: ReadonlySet<string> = new Set([
   'webhook_sweeps',
   'webhook_attempts',
   'webhook_jobs',
+  'device_authorizations',
+  'device_challenges',
+  'registration_tokens',
+  'client_registrations',
 ])
 
 export interface TenancyViolation {

@@ -28,6 +28,8 @@ export interface TenantReference {
   /** `table(columns) → parent(columns)`, as the catalog describes the foreign key. */
   key: string
   insert(db: Kysely<DB>, account: string, target: string): Promise<unknown>
+  /** Its table came after the composite tenant keys (0008): databases from before them have no rows to keep. */
+  createdLater?: true
 }
 
 /** Every reference between tenant tables that the schema enforces: each is a composite foreign key. */
@@ -67,12 +69,35 @@ export const TENANT_REFERENCES: readonly TenantReference[] = [
     insert: (db, account, target) =>
       sql`insert into session_clients (account_id, session_id, client_id, created_at) values (${account}, ${`bs_${account}`}, ${`cli_${target}`}, 1)`.execute(db),
   },
+  {
+    key: 'device_authorizations(account_id, client_id) → clients(account_id, id)',
+    insert: (db, account, target) => insertDevice(db, account, `dev_${account}_${target}_c`, target, account),
+    createdLater: true,
+  },
+  {
+    key: 'device_authorizations(account_id, flow_id) → authorization_flows(account_id, id)',
+    insert: (db, account, target) => insertDevice(db, account, `dev_${account}_${target}_f`, account, target),
+    createdLater: true,
+  },
+  {
+    key: 'client_registrations(account_id, client_id) → clients(account_id, id)',
+    insert: (db, account, target) =>
+      sql`insert into client_registrations (account_id, client_id, access_token_hash, initial_token_id, scope_ceiling, grant_types_ceiling, last_used_at, created_at)
+        values (${account}, ${`cli_${target}`}, 'digest', null, '', '[]', 1, 1)`.execute(db),
+    createdLater: true,
+  },
 ]
 
-/** One row of `account` in each table that a tenant reference starts from, pointing at the account's own rows. */
+async function insertDevice(db: Kysely<DB>, account: string, id: string, clientAccount: string, flowAccount: string): Promise<void> {
+  await sql`insert into device_authorizations (id, account_id, client_id, device_code_hash, user_code_hash, scope, stage, interval, flow_id, expires_at, created_at, updated_at)
+    values (${id}, ${account}, ${`cli_${clientAccount}`}, ${`dc_${id}`}, ${`uc_${id}`}, 'openid', 'verified', 5, ${`flow_${flowAccount}`}, 9, 1, 1)`.execute(db)
+}
+
+/** One row of `account` in each table that a tenant reference starts from (those the tenant keys made composite), pointing at the account's own rows. */
 export async function insertReferencingRows(db: Kysely<DB>, account: string): Promise<void> {
   const done = new Set<string>()
   for (const reference of TENANT_REFERENCES) {
+    if (reference.createdLater) continue
     if (done.has(referencingTable(reference))) continue
     done.add(referencingTable(reference))
     await reference.insert(db, account, account)
@@ -87,7 +112,7 @@ export async function referencingRows(db: Kysely<DB>): Promise<Record<string, st
     const { rows } = await sql<{ account_id: string }>`select account_id from ${sql.table(table)} order by account_id`.execute(db)
     return rows.map((row) => row.account_id)
   }
-  const tables = [...new Set(TENANT_REFERENCES.map(referencingTable))]
+  const tables = [...new Set(TENANT_REFERENCES.filter((reference) => !reference.createdLater).map(referencingTable))]
   return Object.fromEntries(await Promise.all(tables.map(async (table) => [table, await accounts(table)] as const)))
 }
 

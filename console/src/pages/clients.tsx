@@ -11,7 +11,7 @@ import { Copy, Empty, ErrorNote, useLoad } from '../ui.js'
 // client is offered neither: the API refuses its deletion, and a new secret would silently break the credentials
 // its users saved (the operator resets it with `herald accounts reset-admin`).
 
-const GRANTS = ['authorization_code', 'refresh_token', 'client_credentials'] as const
+const GRANTS = ['authorization_code', 'refresh_token', 'client_credentials', 'urn:ietf:params:oauth:grant-type:token-exchange'] as const
 const AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'none', 'private_key_jwt'] as const
 /** Clients that didn't come from this API say where they came from. */
 const SOURCE_BADGES: Record<Client['source'], string | undefined> = { management: undefined, registration: 'registered', metadata_document: 'metadata document' }
@@ -56,9 +56,12 @@ export function Clients(props: { place: Place }) {
       <div class="heading">
         <h1>Clients</h1>
         {writable && !creating && (
-          <button type="button" onClick={() => setCreating(true)}>
-            Register a client
-          </button>
+          <div class="actions">
+            <Link to="/registration-tokens">Registration tokens</Link>
+            <button type="button" onClick={() => setCreating(true)}>
+              Register a client
+            </button>
+          </div>
         )}
       </div>
       {creating && (
@@ -83,7 +86,7 @@ export function Clients(props: { place: Place }) {
             row={(client) => (
               <tr data-client={client.client_id}>
                 <td>
-                  <Link to={`/clients/${client.client_id}`} class="mono">
+                  <Link to={`/clients/${encodeURIComponent(client.client_id)}`} class="mono">
                     {client.client_id}
                   </Link>{' '}
                   <Copy text={client.client_id} />
@@ -140,6 +143,7 @@ function CreateClient(props: { onCancel(): void; onCreated(client: Client): void
     if (redirects.length > 0) metadata.redirect_uris = redirects
     if (grants.includes('authorization_code')) metadata.response_types = ['code']
     if (text('scope')) metadata.scope = text('scope')
+    if (form.get('token_exchange_impersonation') === 'on') metadata.token_exchange_impersonation = true
     setError(undefined)
     try {
       props.onCreated(await api<Client>('POST', '/oauth/clients', metadata))
@@ -156,9 +160,12 @@ function CreateClient(props: { onCancel(): void; onCreated(client: Client): void
         <legend>Grant types</legend>
         {GRANTS.map((grant) => (
           <label class="check">
-            <input type="checkbox" name={grant} defaultChecked={grant === 'authorization_code'} /> <span class="mono">{grant}</span>
+            <input type="checkbox" name={grant} defaultChecked={grant === 'authorization_code'} /> <span class="mono wrap">{grant}</span>
           </label>
         ))}
+        <label class="check">
+          <input type="checkbox" name="token_exchange_impersonation" /> <span>Token exchange impersonates the subject (its tokens carry no <span class="mono">act</span> claim)</span>
+        </label>
       </fieldset>
       <label for="client-redirects">Redirect URIs (one per line; for authorization_code)</label>
       <textarea id="client-redirects" name="redirect_uris" rows={2} spellcheck={false} placeholder="https://app.example/callback" />

@@ -5,13 +5,19 @@ import { duration } from './delivery.js'
 
 export type SettingName = keyof Settings
 
-/** How a setting is shown and typed: seconds and days as numbers, the retry schedule as comma-separated seconds. */
-type Kind = 'seconds' | 'days' | 'delays' | 'url' | 'audience' | 'alg' | 'flag'
+/**
+ * How a setting is shown and typed: seconds and days as numbers, the retry schedule as comma-separated seconds, a
+ * choice among `options`, scopes as space-separated text, a list (grant types) as space-separated words, a count, and
+ * days that may be unset (never).
+ */
+type Kind = 'seconds' | 'days' | 'delays' | 'url' | 'audience' | 'alg' | 'flag' | 'choice' | 'scopes' | 'list' | 'count' | 'days-or-never'
 
 export interface SettingField {
   name: SettingName
   label: string
   kind: Kind
+  /** A choice's values, as the API names them. */
+  options?: readonly string[]
 }
 
 export const SETTING_GROUPS: Array<{ title: string; fields: SettingField[] }> = [
@@ -45,8 +51,29 @@ export const SETTING_GROUPS: Array<{ title: string; fields: SettingField[] }> = 
       { name: 'default_audience', label: 'Default audience of access tokens', kind: 'audience' },
       { name: 'access_token_signing_alg', label: 'Access token signing algorithm', kind: 'alg' },
       { name: 'require_par', label: 'Require pushed authorization requests (PAR)', kind: 'flag' },
+      { name: 'client_id_metadata_documents', label: 'Accept clients named by the URL of their metadata document', kind: 'flag' },
       { name: 'login_challenge_ttl', label: 'Login and consent challenges', kind: 'seconds' },
       { name: 'refresh_token_reuse_interval', label: 'A spent refresh token still answers a retried request for', kind: 'seconds' },
+    ],
+  },
+  {
+    title: 'Devices (RFC 8628)',
+    fields: [
+      { name: 'device_verification_url', label: 'Page where users type a device code', kind: 'url' },
+      { name: 'device_done_url', label: 'Page a device sign-in ends at', kind: 'url' },
+      { name: 'device_code_ttl', label: 'Device codes', kind: 'seconds' },
+      { name: 'device_poll_interval', label: 'Devices wait between polls at first', kind: 'seconds' },
+    ],
+  },
+  {
+    title: 'Client registration (RFC 7591)',
+    fields: [
+      { name: 'registration', label: 'Clients may register themselves', kind: 'choice', options: ['disabled', 'initial_access_token', 'open'] },
+      { name: 'registration_scope', label: 'Scopes a registered client may get at most', kind: 'scopes' },
+      { name: 'registration_grant_types', label: 'Grant types a registered client may use at most', kind: 'list' },
+      { name: 'registration_max_clients', label: 'Registered clients the account may hold', kind: 'count' },
+      { name: 'registration_prune_after_days', label: 'Registered clients unused this long are deleted', kind: 'days-or-never' },
+      { name: 'registration_rate_limit', label: 'Open registrations per address and hour', kind: 'count' },
     ],
   },
 ]
@@ -70,6 +97,15 @@ export function inWords(field: SettingField, value: Settings[SettingName]): stri
       return value as string
     case 'flag':
       return value ? 'yes' : 'no'
+    case 'choice':
+    case 'count':
+      return String(value)
+    case 'scopes':
+      return (value as string) || 'none'
+    case 'list':
+      return (value as string[]).join(', ') || 'none'
+    case 'days-or-never':
+      return value === null ? 'never' : `${value as number} days`
   }
 }
 
@@ -77,6 +113,7 @@ export function inWords(field: SettingField, value: Settings[SettingName]): stri
 export function toInput(field: SettingField, value: Settings[SettingName]): string | boolean {
   if (field.kind === 'flag') return value as boolean
   if (field.kind === 'delays') return (value as number[]).join(', ')
+  if (field.kind === 'list') return (value as string[]).join(' ')
   return value === null ? '' : String(value)
 }
 
@@ -98,7 +135,13 @@ export function fromInput(field: SettingField, input: string | boolean): unknown
   switch (field.kind) {
     case 'seconds':
     case 'days':
+    case 'count':
+    case 'days-or-never':
       return input.trim() === '' ? null : Number(input)
+    case 'scopes':
+      return input.trim().split(/\s+/).filter(Boolean).join(' ')
+    case 'list':
+      return input.trim().split(/\s+/).filter(Boolean)
     case 'delays':
       return parseDelays(input)
     case 'url':

@@ -74,7 +74,7 @@ export function EditSettings(props: { settings: Settings; onDone(saved?: { chang
     const id = inputId(field.name)
     const input = inputs[field.name]
     const problems = fieldErrors.get(field.name)
-    const words = typeof input === 'string' && (field.kind === 'seconds' || field.kind === 'days') ? inWordsAsTyped(field, input) : ''
+    const words = typeof input === 'string' && (field.kind === 'seconds' || field.kind === 'days' || field.kind === 'days-or-never') ? inWordsAsTyped(field, input) : ''
     const describedBy = [words && `${id}-words`, problems && `${id}-error`].filter(Boolean).join(' ') || undefined
     const common = { id, name: field.name, 'aria-invalid': problems ? true : undefined, 'aria-describedby': describedBy }
     const onText = (event: Event) => set(field.name, (event.currentTarget as HTMLInputElement | HTMLSelectElement).value)
@@ -98,9 +98,17 @@ export function EditSettings(props: { settings: Settings; onDone(saved?: { chang
               <option value="RS256">RS256</option>
             </select>
           )}
-          {(field.kind === 'seconds' || field.kind === 'days') && <input type="number" step={1} required value={input as string} onInput={onText} {...common} />}
+          {field.kind === 'choice' && (
+            <select value={input as string} onChange={onText} {...common}>
+              {field.options?.map((option) => (
+                <option value={option}>{option}</option>
+              ))}
+            </select>
+          )}
+          {(field.kind === 'seconds' || field.kind === 'days' || field.kind === 'count') && <input type="number" step={1} required value={input as string} onInput={onText} {...common} />}
+          {field.kind === 'days-or-never' && <input type="number" step={1} value={input as string} onInput={onText} {...common} />}
           {field.kind === 'url' && <input type="url" spellcheck={false} class="wide" value={input as string} onInput={onText} {...common} />}
-          {(field.kind === 'audience' || field.kind === 'delays') && <input type="text" spellcheck={false} class="wide" value={input as string} onInput={onText} {...common} />}
+          {(field.kind === 'audience' || field.kind === 'delays' || field.kind === 'scopes' || field.kind === 'list') && <input type="text" spellcheck={false} class="wide" value={input as string} onInput={onText} {...common} />}
           {words && (
             <span id={`${id}-words`} class="muted">
               {words}
@@ -152,4 +160,9 @@ const LABEL_NOTES: Record<SettingField['kind'], string> = {
   audience: ' (empty for the issuer)',
   alg: '',
   flag: '',
+  choice: '',
+  scopes: ' (space-separated)',
+  list: ' (space-separated)',
+  count: '',
+  'days-or-never': ' (days; empty for never)',
 }

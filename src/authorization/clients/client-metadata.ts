@@ -9,8 +9,9 @@ import { isValidScopeToken } from '../token/scope-policy.js'
 import { redirectUriSyntaxProblem } from '../sign-in/redirect-uris.js'
 
 /** Grant types a client may register. Implicit and password are not offered at all (RFC 9700 §2.1.2, §2.4). */
-export const GRANT_TYPES = ['authorization_code', 'refresh_token', 'client_credentials'] as const
+export const GRANT_TYPES = ['authorization_code', 'refresh_token', 'client_credentials', 'urn:ietf:params:oauth:grant-type:token-exchange', 'urn:ietf:params:oauth:grant-type:device_code'] as const
 export type GrantType = (typeof GRANT_TYPES)[number]
+const TOKEN_EXCHANGE: GrantType = 'urn:ietf:params:oauth:grant-type:token-exchange'
 
 export const AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'] as const satisfies readonly TokenEndpointAuthMethod[]
 
@@ -58,6 +59,9 @@ export const ClientMetadataFields = {
     description: 'Where Herald POSTs a logout token when a session the client took part in ends (OpenID Connect Back-Channel Logout 1.0); vetted like a webhook URL',
   }),
   backchannel_logout_session_required: Type.Boolean({ description: 'The logout token must carry `sid`; Herald always sends both `sub` and `sid`' }),
+  token_exchange_impersonation: Type.Boolean({
+    description: 'Token exchange (RFC 8693) issues this client tokens for the subject without an `act` claim naming it (impersonation), instead of delegation',
+  }),
 }
 
 export const ClientMetadataSchema = Type.Object(ClientMetadataFields)
@@ -92,6 +96,7 @@ export const DEFAULT_METADATA: ClientMetadata = {
   require_pushed_authorization_requests: false,
   backchannel_logout_uri: null,
   backchannel_logout_session_required: false,
+  token_exchange_impersonation: false,
 }
 
 export function scopesOf(metadata: Pick<ClientMetadata, 'scope'>): string[] {
@@ -136,14 +141,18 @@ export function metadataProblems(metadata: ClientMetadata, knownScopes: Readonly
   if (grants.has('authorization_code') !== metadata.response_types.includes('code')) {
     problem('response_types', 'must contain "code" exactly when grant_types contains authorization_code (RFC 7591 §2.1)')
   }
-  if (grants.has('refresh_token') && !grants.has('authorization_code')) {
-    problem('grant_types', 'refresh_token is only issued with authorization_code')
+  if (grants.has('refresh_token') && !grants.has('authorization_code') && !grants.has('urn:ietf:params:oauth:grant-type:device_code')) {
+    problem('grant_types', 'refresh_token is only issued with authorization_code or the device grant')
   }
 
   const method = metadata.token_endpoint_auth_method
   if (method === 'none' && !metadata.require_pkce) problem('require_pkce', 'a public client (none) must use PKCE (RFC 9700 §2.1.1)')
   if (method === 'none' && grants.has('client_credentials')) {
     problem('token_endpoint_auth_method', 'a public client (none) cannot use client_credentials')
+  }
+  if (method === 'none' && grants.has(TOKEN_EXCHANGE)) problem('token_endpoint_auth_method', 'a public client (none) cannot use token exchange')
+  if (metadata.token_exchange_impersonation && !grants.has(TOKEN_EXCHANGE)) {
+    problem('token_exchange_impersonation', `needs the ${TOKEN_EXCHANGE} grant`)
   }
   if (metadata.jwks !== null && metadata.jwks_uri !== null) problem('jwks_uri', 'must not be given together with jwks (RFC 7591 §2)')
   if (method === 'private_key_jwt' && metadata.jwks === null && metadata.jwks_uri === null) {

@@ -10,6 +10,7 @@ import type { Tx } from '../../platform/storage/transaction.js'
 import { inList } from '../../platform/storage/in-list.js'
 import { sha256 } from '../../platform/crypto/random.js'
 import { looksLikeId } from '../../platform/ids.js'
+import { isDocumentClientId } from '../client-documents/client-id-url.js'
 import { type ClientMetadata, DEFAULT_METADATA, clientKind, scopesOf } from './client-metadata.js'
 import { SharedValues, parseShared, sharedList, sharedString } from '../../platform/cache/shared-values.js'
 
@@ -54,7 +55,7 @@ export class ClientStore {
 
   /** The client, from the cache: the token endpoint never reads clients from the database per request. */
   find(accountId: string, clientId: string): Awaitable<RegisteredClient | undefined> {
-    if (!looksLikeId('cli', clientId)) return undefined
+    if (!isClientId(clientId)) return undefined
     return this.#cache.get(cacheKey(accountId, clientId))
   }
 
@@ -63,12 +64,12 @@ export class ClientStore {
    * unchanged is kept as it is, without parsing its metadata again.
    */
   async #readMany(keys: readonly string[], cached: (key: string) => RegisteredClient | undefined): Promise<Map<string, RegisteredClient>> {
-    const pairs = keys.map((key) => key.split('/', 2))
+    const pairs = keys.map(splitCacheKey)
     const rows = await this.db
       .selectFrom('clients')
       .selectAll()
-      .where('account_id', 'in', inList(pairs.map(([accountId]) => accountId ?? '')))
-      .where('id', 'in', inList(pairs.map(([, clientId]) => clientId ?? '')))
+      .where('account_id', 'in', inList(pairs.map(([accountId]) => accountId)))
+      .where('id', 'in', inList(pairs.map(([, clientId]) => clientId)))
       .execute()
     const wanted = new Set(keys)
     const found = new Map<string, RegisteredClient>()
@@ -86,7 +87,7 @@ export class ClientStore {
    * from what it read, and two changes at once (an update and a delete) must see each other's outcome.
    */
   async read(db: Kysely<DB>, accountId: string, clientId: string, forChange = false): Promise<RegisteredClient | undefined> {
-    if (!looksLikeId('cli', clientId)) return undefined
+    if (!isClientId(clientId)) return undefined
     const query = forAccount(db, accountId).selectFrom('clients').selectAll().where('id', '=', clientId)
     const row = await (forChange ? this.dialect.forUpdate(query) : query).executeTakeFirst()
     return row && fromRow(row)
@@ -200,6 +201,17 @@ function nextCredentialsVersion(now: number): RawBuilder<number> {
 
 function cacheKey(accountId: string, clientId: string): string {
   return `${accountId}/${clientId}`
+}
+
+/** The account and the client of a cache key; a client id may be a URL, with slashes of its own. */
+function splitCacheKey(key: string): [string, string] {
+  const slash = key.indexOf('/')
+  return [key.slice(0, slash), key.slice(slash + 1)]
+}
+
+/** Herald's own client ids, and the URLs of metadata documents (see client-documents). */
+function isClientId(clientId: string): boolean {
+  return looksLikeId('cli', clientId) || isDocumentClientId(clientId)
 }
 
 /** The columns derived from the metadata; the rest of the metadata is stored as one JSON document. */

@@ -44,18 +44,25 @@ export class Clients {
   ) {}
 
   async create(accountId: string, input: Partial<ClientMetadata>, held: ReadonlySet<string>): Promise<ClientWithSecret> {
-    const unsafeUrls = await this.#outboundUrlProblems(input)
+    const unsafeUrls = await this.outboundUrlProblems(input)
     return transaction(this.db, async (tx) => {
-      const metadata = await this.#validated(tx, accountId, { ...DEFAULT_METADATA, ...input }, unsafeUrls)
+      const metadata = await this.validated(tx, accountId, { ...DEFAULT_METADATA, ...input }, unsafeUrls)
       checkScopeCeiling(held, scopesOf(metadata))
-      const secret = usesSecret(metadata.token_endpoint_auth_method) ? newClientSecret() : undefined
-      const now = this.clock.now()
-      const client = await this.store.insert(tx, accountId, newId('cli', now), metadata, secret === undefined ? null : hashClientSecret(secret), 'management')
-      if (metadata.backchannel_logout_uri !== null) await this.logoutEndpoints.sync(tx, accountId, client.id, metadata.backchannel_logout_uri)
-      const view = toView(client)
-      await this.outbox.record(tx, accountId, 'oauth.client.created', view, now)
-      return withSecret(view, secret)
+      const client = await this.insert(tx, accountId, metadata, 'management')
+      await this.outbox.record(tx, accountId, 'oauth.client.created', withoutSecret(client), this.clock.now())
+      return client
     })
+  }
+
+  /**
+   * Inserts a client of validated metadata inside the caller's transaction, with a secret if its authentication
+   * method uses one; the caller records the event. Registration (RFC 7591) makes its clients here too.
+   */
+  async insert(tx: Tx, accountId: string, metadata: ClientMetadata, source: ClientSource): Promise<ClientWithSecret> {
+    const secret = usesSecret(metadata.token_endpoint_auth_method) ? newClientSecret() : undefined
+    const client = await this.store.insert(tx, accountId, newId('cli', this.clock.now()), metadata, secret === undefined ? null : hashClientSecret(secret), source)
+    if (metadata.backchannel_logout_uri !== null) await this.logoutEndpoints.sync(tx, accountId, client.id, metadata.backchannel_logout_uri)
+    return withSecret(toView(client), secret)
   }
 
   async get(accountId: string, clientId: string): Promise<ClientView> {
@@ -72,7 +79,7 @@ export class Clients {
    * secret if the client had none; leaving secrets behind removes the old one.
    */
   async update(accountId: string, clientId: string, changes: Partial<ClientMetadata>, held: ReadonlySet<string>): Promise<ClientWithSecret> {
-    const unsafeUrls = await this.#outboundUrlProblems(changes)
+    const unsafeUrls = await this.outboundUrlProblems(changes)
     // Its logout endpoint may be deleted here, which can deadlock with a delivery's completion (see Endpoints.delete).
     return retryingDeadlocks(() => this.#update(accountId, clientId, changes, held, unsafeUrls))
   }
@@ -80,23 +87,33 @@ export class Clients {
   async #update(accountId: string, clientId: string, changes: Partial<ClientMetadata>, held: ReadonlySet<string>, unsafeUrls: readonly FieldError[]): Promise<ClientWithSecret> {
     return transaction(this.db, async (tx) => {
       const client = await this.#existing(tx.db, accountId, clientId, true)
-      const metadata = await this.#validated(tx, accountId, { ...client.metadata, ...changes }, unsafeUrls)
+      // Its document is the client's metadata: a change here would be undone at its next fetch.
+      if (client.source === 'metadata_document') throw new ProblemError('conflict', 'This client comes from its Client ID Metadata Document: change the document')
+      const metadata = await this.validated(tx, accountId, { ...client.metadata, ...changes }, unsafeUrls)
       checkScopeCeiling(held, [...client.scopes, ...scopesOf(metadata)])
       if (await this.#isAdminClient(tx, accountId, clientId) && changesAccess(client.metadata, metadata)) {
         throw new ProblemError('conflict', "The scopes, grant types and authentication method of the account's original management client are fixed")
       }
-      let secret: string | undefined
-      let secretHash = client.secretHash
-      if (!usesSecret(metadata.token_endpoint_auth_method)) secretHash = null
-      else if (secretHash === null) {
-        secret = newClientSecret()
-        secretHash = hashClientSecret(secret)
-      }
-      const view = toView(await this.store.update(tx, client, metadata, secretHash))
-      await this.logoutEndpoints.sync(tx, accountId, clientId, metadata.backchannel_logout_uri)
-      await this.outbox.record(tx, accountId, 'oauth.client.updated', view, this.clock.now())
-      return withSecret(view, secret)
+      return this.replace(tx, client, metadata)
     })
+  }
+
+  /**
+   * Gives `client` (read for change) validated metadata inside the caller's transaction, with its event. A change to
+   * a secret-based authentication method issues a secret if the client had none; leaving secrets behind removes it.
+   */
+  async replace(tx: Tx, client: RegisteredClient, metadata: ClientMetadata): Promise<ClientWithSecret> {
+    let secret: string | undefined
+    let secretHash = client.secretHash
+    if (!usesSecret(metadata.token_endpoint_auth_method)) secretHash = null
+    else if (secretHash === null) {
+      secret = newClientSecret()
+      secretHash = hashClientSecret(secret)
+    }
+    const view = toView(await this.store.update(tx, client, metadata, secretHash))
+    await this.logoutEndpoints.sync(tx, client.accountId, client.id, metadata.backchannel_logout_uri)
+    await this.outbox.record(tx, client.accountId, 'oauth.client.updated', view, this.clock.now())
+    return withSecret(view, secret)
   }
 
   /** A new secret at once; the old one stops working at the same moment, and so do tokens issued under it. */
@@ -126,11 +143,16 @@ export class Clients {
       if (await this.#isAdminClient(tx, accountId, clientId)) {
         throw new ProblemError('conflict', "The account's original management client can't be deleted; reset its secret instead")
       }
-      // Its logout endpoint goes with it, cancelling the logout tokens it had not received.
-      await this.logoutEndpoints.sync(tx, accountId, clientId, null)
-      await this.store.delete(tx, accountId, clientId)
-      await this.outbox.record(tx, accountId, 'oauth.client.deleted', { client_id: client.id, client_name: client.metadata.client_name }, this.clock.now())
+      await this.remove(tx, client)
     })
+  }
+
+  /** Deletes `client` (read for change) inside the caller's transaction, with its event. */
+  async remove(tx: Tx, client: RegisteredClient): Promise<void> {
+    // Its logout endpoint goes with it, cancelling the logout tokens it had not received.
+    await this.logoutEndpoints.sync(tx, client.accountId, client.id, null)
+    await this.store.delete(tx, client.accountId, client.id)
+    await this.outbox.record(tx, client.accountId, 'oauth.client.deleted', { client_id: client.id, client_name: client.metadata.client_name }, this.clock.now())
   }
 
   async #existing(db: Kysely<DB>, accountId: string, clientId: string, forChange = false): Promise<RegisteredClient> {
@@ -140,7 +162,7 @@ export class Clients {
   }
 
   /** `unsafeUrls` are what outboundUrlProblem found, each added unless the metadata's own checks refuse that URL already. */
-  async #validated(tx: Tx, accountId: string, metadata: ClientMetadata, unsafeUrls: readonly FieldError[]): Promise<ClientMetadata> {
+  async validated(tx: Tx, accountId: string, metadata: ClientMetadata, unsafeUrls: readonly FieldError[]): Promise<ClientMetadata> {
     const known = new Set<string>([...(await listScopeNames(tx.db, accountId)), ...MANAGEMENT_SCOPES])
     const problems = metadataProblems(metadata, known, { allowHttpOutbound: this.urlPolicy.allowHttp })
     for (const unsafe of unsafeUrls) if (!problems.some((problem) => problem.pointer === unsafe.pointer)) problems.push(unsafe)
@@ -155,7 +177,7 @@ export class Clients {
    * private, loopback or metadata address is refused now, not only when Herald calls it. Outside the transaction,
    * since a name may take seconds to resolve.
    */
-  async #outboundUrlProblems(metadata: Partial<ClientMetadata>): Promise<FieldError[]> {
+  async outboundUrlProblems(metadata: Partial<ClientMetadata>): Promise<FieldError[]> {
     const problems: FieldError[] = []
     for (const field of OUTBOUND_URI_FIELDS) {
       const uri = metadata[field]
@@ -195,4 +217,10 @@ function changesAccess(before: ClientMetadata, after: ClientMetadata): boolean {
 
 function withSecret(view: ClientView, secret: string | undefined): ClientWithSecret {
   return secret === undefined ? view : { ...view, client_secret: secret, client_secret_expires_at: 0 }
+}
+
+/** What an event may carry: never the secret. */
+export function withoutSecret(client: ClientWithSecret): ClientView {
+  const { client_secret: _secret, client_secret_expires_at: _expires, ...view } = client
+  return view
 }

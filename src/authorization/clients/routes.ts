@@ -7,25 +7,25 @@ import type { Page } from '../../platform/pagination.js'
 import { ClientMetadataFields } from './client-metadata.js'
 import type { ClientWithSecret, Clients } from './clients.js'
 
-const ClientSchema = named(
-  'Client',
-  Type.Object({
-    client_id: Type.String(),
-    ...ClientMetadataFields,
-    client_id_issued_at: Type.Integer(),
-    management: Type.Boolean({ description: 'Allowed reserved herald: scopes; such clients use client_credentials only' }),
-    admin: Type.Boolean({
-      description: "The account's original management client (the admin_client its creation answered): it can't be deleted, its scopes, grants and authentication don't change, and `herald accounts reset-admin` replaces its secret",
-    }),
-    source: Type.Enum(['management', 'registration', 'metadata_document'], {
-      description: 'Where the client came from: this API, RFC 7591 registration, or a Client ID Metadata Document',
-    }),
-    created_at: Type.String({ format: 'date-time' }),
-    updated_at: Type.String({ format: 'date-time' }),
-    client_secret: Type.Optional(Type.String({ description: 'Shown only when it is made: at registration and rotation' })),
-    client_secret_expires_at: Type.Optional(Type.Literal(0)),
+/** A client's fields as the API shows them; registration (RFC 7591) shows the same, with its own. */
+export const ClientFields = {
+  client_id: Type.String(),
+  ...ClientMetadataFields,
+  client_id_issued_at: Type.Integer(),
+  management: Type.Boolean({ description: 'Allowed reserved herald: scopes; such clients use client_credentials only' }),
+  admin: Type.Boolean({
+    description: "The account's original management client (the admin_client its creation answered): it can't be deleted, its scopes, grants and authentication don't change, and `herald accounts reset-admin` replaces its secret",
   }),
-)
+  source: Type.Enum(['management', 'registration', 'metadata_document'], {
+    description: 'Where the client came from: this API, RFC 7591 registration, or a Client ID Metadata Document',
+  }),
+  created_at: Type.String({ format: 'date-time' }),
+  updated_at: Type.String({ format: 'date-time' }),
+  client_secret: Type.Optional(Type.String({ description: 'Shown only when it is made: at registration and rotation' })),
+  client_secret_expires_at: Type.Optional(Type.Literal(0)),
+}
+
+const ClientSchema = named('Client', Type.Object(ClientFields))
 
 export const clientSchemas = [ClientSchema]
 
@@ -39,7 +39,8 @@ function shownPage(account: Account, page: Page<ClientWithSecret>): Page<ClientW
 }
 
 const MetadataInput = Type.Partial(Type.Object(ClientMetadataFields), { additionalProperties: false })
-const ClientParams = Type.Object({ accountId: Type.String(), clientId: Type.String({ maxLength: 64 }) })
+// A client of a metadata document is named by its URL (up to 2048 characters), percent-encoded in the path.
+const ClientParams = Type.Object({ accountId: Type.String(), clientId: Type.String({ maxLength: 2048 }) })
 /** Client metadata is small; a JWK set of a few RSA keys fits well inside. */
 const BODY_LIMIT = 64 * 1024
 

@@ -13,7 +13,7 @@ const CLAIMS_SUPPORTED = ['iss', 'sub', 'aud', 'exp', 'iat', 'auth_time', 'nonce
  * The authorization server metadata (RFC 8414 §2; OpenID Connect Discovery §3). It lists only what Herald
  * implements.
  */
-export function serverMetadata(issuer: string, requirePar: boolean): Record<string, unknown> {
+export function serverMetadata(issuer: string, requirePar: boolean, clientIdMetadataDocuments: boolean, registrationEnabled = false): Record<string, unknown> {
   // One client authentication for every endpoint: see ClientAuthentication. Public clients (none) may use the token
   // endpoint and PAR with PKCE, and revoke their tokens.
   const authMethods = ['client_secret_basic', 'client_secret_post', 'private_key_jwt']
@@ -23,11 +23,16 @@ export function serverMetadata(issuer: string, requirePar: boolean): Record<stri
     issuer,
     authorization_endpoint: `${issuer}/oauth/authorize`,
     pushed_authorization_request_endpoint: `${issuer}/oauth/par`,
+    device_authorization_endpoint: `${issuer}/oauth/device_authorization`,
     token_endpoint: `${issuer}/oauth/tokens`,
+    // RFC 8414 §2: listed only while the account lets clients register (RFC 7591).
+    ...(registrationEnabled && { registration_endpoint: `${issuer}/oauth/register` }),
     userinfo_endpoint: `${issuer}/oauth/userinfo`,
     end_session_endpoint: `${issuer}/oauth/logout`,
     backchannel_logout_supported: true,
     backchannel_logout_session_supported: true,
+    // draft-ietf-oauth-client-id-metadata-document §5: as the account's setting says.
+    client_id_metadata_document_supported: clientIdMetadataDocuments,
     jwks_uri: `${issuer}/.well-known/jwks.json`,
     introspection_endpoint: `${issuer}/oauth/introspect`,
     revocation_endpoint: `${issuer}/oauth/revoke`,

@@ -15,8 +15,9 @@ export function metadataRoute(app: App, path: string, settings: SettingsStore): 
     path,
     { schema: { summary: 'Authorization server metadata (RFC 8414, OpenID Connect Discovery)', response: { 200: MetadataSchema, ...problemResponses } } },
     async (request, reply) => {
-      const requirePar = (await settings.get(request.account.id))?.require_par ?? false
-      return reply.header('cache-control', CACHE_CONTROL).send(serverMetadata(request.issuer, requirePar))
+      const account = await settings.get(request.account.id)
+      const metadata = serverMetadata(request.issuer, account?.require_par ?? false, account?.client_id_metadata_documents ?? false, (account?.registration ?? 'disabled') !== 'disabled')
+      return reply.header('cache-control', CACHE_CONTROL).send(metadata)
     },
   )
 }

@@ -1,4 +1,4 @@
-import type { Verification } from '../../platform/access-tokens/access-token-verifier.js'
+import type { ActorClaim, Verification } from '../../platform/access-tokens/access-token-verifier.js'
 
 /** RFC 7662 §2.2, with the members Herald's access tokens carry. */
 export type IntrospectionResponse =
@@ -14,6 +14,8 @@ export type IntrospectionResponse =
       aud: string | string[]
       iss: string
       jti: string
+      /** RFC 8693 §4.1 (and RFC 7662 §2.2's room for more): who acts for the subject of an exchanged token. */
+      act?: ActorClaim
     }
 
 /**
@@ -22,6 +24,6 @@ export type IntrospectionResponse =
  */
 export function introspectionResponse(verification: Verification<unknown>): IntrospectionResponse {
   if (!verification.active) return { active: false }
-  const { scope, client_id, exp, iat, sub, aud, iss, jti } = verification.claims
-  return { active: true, scope, client_id, token_type: 'Bearer', exp, iat, sub, aud, iss, jti }
+  const { scope, client_id, exp, iat, sub, aud, iss, jti, act } = verification.claims
+  return { active: true, scope, client_id, token_type: 'Bearer', exp, iat, sub, aud, iss, jti, ...(act && { act }) }
 }

@@ -26,6 +26,12 @@ const IntrospectionResponseSchema = Type.Object(
     aud: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())])),
     iss: Type.Optional(Type.String()),
     jti: Type.Optional(Type.String()),
+    act: Type.Optional(
+      Type.Object(
+        { sub: Type.String(), client_id: Type.Optional(Type.String()) },
+        { additionalProperties: true, description: 'An exchanged token: who acts for the subject; a nested `act` names who acted before (RFC 8693 §4.1)' },
+      ),
+    ),
   },
   { description: 'Whether the token is active and, if it is, its claims (RFC 7662 §2.2)' },
 )

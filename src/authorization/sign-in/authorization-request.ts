@@ -14,6 +14,8 @@ type Prompt = (typeof PROMPTS)[number]
 
 /** An authorization request once validated (RFC 6749 §4.1.1, OpenID Connect Core §3.1.2.1), as a flow stores it. */
 export interface AuthorizationRequest {
+  /** `device`: a device's request (RFC 8628), whose answer goes to the account's done page, never with a code. */
+  flow?: 'device'
   client_id: string
   redirect_uri: string
   response_mode: ResponseMode

@@ -142,7 +142,7 @@ export class AuthorizeFlow {
       handle: code === undefined ? null : secretDigest(code),
       challenge: challenge === undefined ? null : secretDigest(challenge),
       ...(next === 'code' && { consent: JSON.stringify(firstPartyConsent(flow.request)) }),
-      expires_at: now + (next === 'code' ? settings.authorization_code_ttl : settings.login_challenge_ttl) * 1000,
+      expires_at: next === 'code' ? codeExpiry(flow, settings, now) : now + settings.login_challenge_ttl * 1000,
     }
     await transaction(this.db, async (tx) => {
       // A skipped login stands on the browser's session: it must still be live (`end` closes its flows too).
@@ -157,7 +157,7 @@ export class AuthorizeFlow {
       }
       if (code !== undefined) await this.sessions.join(tx, account.id, sessionId, client, now)
     })
-    if (code !== undefined) return toClient(target, context.issuer, { code }, [...cookies, expired(flowCookie(flow.id))])
+    if (code !== undefined) return toClient(target, context.issuer, codeResponse(flow, code), [...cookies, expired(flowCookie(flow.id))])
     if (consentRedirect === undefined) throw new AuthorizationError('consent_required', 'The user has not consented to this request', target)
     return { kind: 'redirect', location: consentRedirect, cookies }
   }
@@ -171,7 +171,7 @@ export class AuthorizeFlow {
     const consent = flow.consent
     if (!consent || flow.subject === null) throw new UntrustedRequestError('invalid_request', 'The consent was not accepted')
     const code = randomToken()
-    const changes = { handle: secretDigest(code), challenge: null, expires_at: now + settings.authorization_code_ttl * 1000 }
+    const changes = { handle: secretDigest(code), challenge: null, expires_at: codeExpiry(flow, settings, now) }
     const subject = flow.subject
     const client = await this.#clientOf(flow)
     const sessionId = flow.sessionId
@@ -186,7 +186,7 @@ export class AuthorizeFlow {
       }
       if (sessionId !== null) await this.sessions.join(tx, account.id, sessionId, client, now)
     })
-    return toClient(target, context.issuer, { code }, [expired(flowCookie(flow.id))])
+    return toClient(target, context.issuer, codeResponse(flow, code), [expired(flowCookie(flow.id))])
   }
 
   /**
@@ -233,6 +233,19 @@ export class AuthorizeFlow {
     if (!client) throw new UntrustedRequestError('invalid_request', 'The client of this sign-in no longer exists')
     return client
   }
+}
+
+/**
+ * What the browser carries to where the flow ends: the code for a client; nothing for a device flow's done page, as
+ * the device redeems the flow with its device code (RFC 8628 §3.4).
+ */
+function codeResponse(flow: Flow, code: string): Record<string, string> {
+  return flow.request.flow === 'device' ? {} : { code }
+}
+
+/** A code waits for its client; a device flow's approval, for the device's next poll, as long as its device code lives. */
+function codeExpiry(flow: Flow, settings: AccountSettings, now: number): number {
+  return now + (flow.request.flow === 'device' ? settings.device_code_ttl : settings.authorization_code_ttl) * 1000
 }
 
 function sessionLogin(session: BrowserSession): AcceptedLogin {

@@ -3,7 +3,9 @@ import { Type } from 'typebox'
 import type { Clock } from '../../platform/clock.js'
 import type { App } from '../../platform/http/types.js'
 import type { SettingsStore } from '../../platform/settings/settings.js'
-import type { ClientStore } from '../clients/client-store.js'
+import type { RegisteredClient } from '../clients/client-store.js'
+import { ClientDocumentError } from '../client-documents/client-document-error.js'
+import type { ClientFinder } from '../client-documents/client-lookup.js'
 import { OAUTH_BODY_LIMIT } from '../token/token-request.js'
 import { type RawParameters, UntrustedRequestError, trustedTarget, untrustedSingle, validateRequest } from './authorization-request.js'
 import type { AuthorizeFlow, BrowserContext } from './authorize-flow.js'
@@ -13,7 +15,7 @@ import type { Navigation } from './navigation.js'
 import { pushedFlow } from './pushed-requests.js'
 
 export interface AuthorizeRouteDeps {
-  clients: ClientStore
+  clients: ClientFinder
   settings: SettingsStore
   flows: FlowStore
   authorizeFlow: AuthorizeFlow
@@ -79,7 +81,7 @@ async function next(deps: AuthorizeRouteDeps, context: BrowserContext, params: R
 
   const clientId = untrustedSingle(params, 'client_id')
   if (clientId === undefined) throw new UntrustedRequestError('invalid_request', 'client_id is required')
-  const client = await deps.clients.find(context.account.id, clientId)
+  const client = await findClient(deps, context, clientId)
   const requestUri = untrustedSingle(params, 'request_uri')
   if (requestUri !== undefined) {
     if (!client) throw new UntrustedRequestError('invalid_request', 'client_id does not name a client of this account')
@@ -88,4 +90,14 @@ async function next(deps: AuthorizeRouteDeps, context: BrowserContext, params: R
   }
   const target = trustedTarget(params, client)
   return deps.authorizeFlow.start(context, client!, validateRequest(params, client!, target, context.settings, false))
+}
+
+/** A client_id whose metadata document can't be used is answered on the error page, never at the document's URIs. */
+async function findClient(deps: AuthorizeRouteDeps, context: BrowserContext, clientId: string): Promise<RegisteredClient | undefined> {
+  try {
+    return await deps.clients.find(context.account.id, clientId)
+  } catch (error) {
+    if (error instanceof ClientDocumentError) throw new UntrustedRequestError('invalid_client', error.message)
+    throw error
+  }
 }

@@ -12,10 +12,14 @@ const PublicClientSchema = Type.Object({
   logo_uri: Type.Union([Type.String(), Type.Null()]),
   policy_uri: Type.Union([Type.String(), Type.Null()]),
   tos_uri: Type.Union([Type.String(), Type.Null()]),
+  source: Type.Enum(['management', 'registration', 'metadata_document'], {
+    description: 'Where the client came from: `metadata_document` is a client that named itself by the URL of its Client ID Metadata Document, which nobody at the account vetted',
+  }),
 })
 
 const RequestFields = {
   challenge: Type.String(),
+  flow: Type.Enum(['authorize', 'device'], { description: '`device`: a device authorization (RFC 8628), whose user code the user typed at the device verification' }),
   client: PublicClientSchema,
   requested_scope: Type.Array(Type.String()),
   requested_audience: Type.Array(Type.String()),

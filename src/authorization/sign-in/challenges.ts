@@ -5,6 +5,7 @@ import type { SecretBox } from '../../platform/crypto/secret-box.js'
 import type { GuardedEventsSql } from '../../platform/events/sql/guarded-events.js'
 import { ProblemError, notFound } from '../../platform/http/problems.js'
 import type { ClientStore, RegisteredClient } from '../clients/client-store.js'
+import type { ClientSource } from '../../platform/storage/schema.js'
 import type { BrowserSessions } from './browser-sessions.js'
 import { type Consents, covers } from './consents.js'
 import { type AcceptedConsent, type AcceptedLogin, type Flow, type FlowChanges, type FlowStore, type Rejection, secretDigest } from './flow-store.js'
@@ -13,6 +14,8 @@ import { withQuery } from './navigation.js'
 /** What the login app reads about a login or consent request (Ory Hydra's shape). */
 export interface ChallengeView {
   challenge: string
+  /** `device`: a device's request (RFC 8628), verified by its user code first. */
+  flow: 'authorize' | 'device'
   client: PublicClient
   requested_scope: string[]
   requested_audience: string[]
@@ -33,6 +36,7 @@ export interface PublicClient {
   logo_uri: string | null
   policy_uri: string | null
   tos_uri: string | null
+  source: ClientSource
 }
 
 export interface LoginAcceptance {
@@ -58,10 +62,10 @@ type ChallengeKind = 'login' | 'consent'
 const ANSWERED = { login: 'login_answered', consent: 'consent_answered' } as const
 
 /**
- * Claims Herald sets itself in ID and access tokens (OpenID Connect Core §2, RFC 9068 §2.2, RFC 7519 §4.1), which a
- * consent's session claims may not override.
+ * Claims Herald sets itself in ID and access tokens (OpenID Connect Core §2, RFC 9068 §2.2, RFC 7519 §4.1, RFC 8693
+ * §4.1), which a consent's session claims may not override.
  */
-export const RESERVED_CLAIMS: ReadonlySet<string> = new Set(['iss', 'sub', 'aud', 'exp', 'iat', 'nbf', 'jti', 'auth_time', 'nonce', 'acr', 'amr', 'azp', 'at_hash', 'c_hash', 'sid', 'client_id', 'scope', 'cv', 'gid', 'cnf', 'typ'])
+export const RESERVED_CLAIMS: ReadonlySet<string> = new Set(['iss', 'sub', 'aud', 'exp', 'iat', 'nbf', 'jti', 'auth_time', 'nonce', 'acr', 'amr', 'azp', 'at_hash', 'c_hash', 'sid', 'client_id', 'scope', 'cv', 'gid', 'cnf', 'typ', 'act', 'sjti'])
 
 /**
  * The login app's side of sign-in: it reads a login or consent request by its challenge and accepts or rejects it,
@@ -91,13 +95,14 @@ export class Challenges {
     const skip = kind === 'login' ? flow.subject !== null : !request.prompt.includes('consent') && (await this.#remembered(flow))
     return {
       challenge,
+      flow: request.flow ?? 'authorize',
       client: publicClient(client),
       requested_scope: request.scope,
       requested_audience: request.resource,
       skip,
       subject: flow.subject,
       oidc_context: { login_hint: request.login_hint, acr_values: request.acr_values, ui_locales: request.ui_locales, max_age: request.max_age },
-      request_url: withQuery(`${issuer}/oauth/authorize`, authorizeParameters(request)),
+      request_url: request.flow === 'device' ? `${issuer}/oauth/device` : withQuery(`${issuer}/oauth/authorize`, authorizeParameters(request)),
       session_id: flow.sessionId,
       ...(kind === 'consent' && { context: flow.login?.context ?? null }),
     }
@@ -221,7 +226,7 @@ function reservedClaimProblems(claims: Record<string, unknown> | undefined, toke
 
 function publicClient(client: RegisteredClient): PublicClient {
   const { client_name, client_uri, logo_uri, policy_uri, tos_uri } = client.metadata
-  return { client_id: client.id, client_name, client_uri, logo_uri, policy_uri, tos_uri }
+  return { client_id: client.id, client_name, client_uri, logo_uri, policy_uri, tos_uri, source: client.source }
 }
 
 /** The request's parameters as a URL would carry them, for the login app's information (`request_url`). */

@@ -1,14 +1,13 @@
 import type { Kysely } from 'kysely'
 import { Type } from 'typebox'
 import type { Clock } from '../../platform/clock.js'
-import { CLIENT_AUTHENTICATION, CLIENT_AUTHENTICATION_METHODS } from '../../platform/http/openapi.js'
 import { OAuthError } from '../../platform/http/oauth-errors.js'
-import { oauthErrorResponses } from '../../platform/http/schemas.js'
 import type { App } from '../../platform/http/types.js'
 import type { SettingsStore } from '../../platform/settings/settings.js'
 import type { DB } from '../../platform/storage/schema.js'
 import type { ClientAuthentication } from '../token/client-authentication.js'
-import { ClientCredentialFields, OAUTH_BODY_LIMIT } from '../token/token-request.js'
+import { clientAuthenticatedRoute, noStore } from '../token/client-authenticated-route.js'
+import { ClientCredentialFields } from '../token/token-request.js'
 import { AuthorizationError, UntrustedRequestError, trustedTarget, validateRequest } from './authorization-request.js'
 import type { FlowStore } from './flow-store.js'
 import { PAR_TTL_SECONDS, pushRequest } from './pushed-requests.js'
@@ -30,36 +29,21 @@ const ParResponse = Type.Object({ request_uri: Type.String(), expires_in: Type.I
  * The request is validated here exactly as authorize would, and its errors are answered here (§2.3).
  */
 export function parRoutes(app: App, deps: ParRouteDeps): void {
-  app.post(
-    '/oauth/par',
-    {
-      bodyLimit: OAUTH_BODY_LIMIT,
-      config: { errorFormat: 'oauth' },
-      schema: {
-        summary: 'Pushed authorization request (RFC 9126)',
-        security: CLIENT_AUTHENTICATION,
-        ...CLIENT_AUTHENTICATION_METHODS,
-        consumes: ['application/x-www-form-urlencoded'],
-        body: ParBody,
-        response: { 201: ParResponse, ...oauthErrorResponses },
-      },
-    },
-    async (request, reply) => {
-      const { account, issuer, body } = request
-      reply.header('cache-control', 'no-store').header('pragma', 'no-cache')
-      const client = await deps.clientAuthentication.authenticate(account.id, issuer, request.headers.authorization, body, true)
-      if (Object.hasOwn(body, 'request_uri')) throw new OAuthError('invalid_request', 'request_uri cannot be pushed (RFC 9126 §2.1)')
-      const settings = await deps.settings.get(account.id)
-      if (!settings) throw new OAuthError('server_error', 'The account has no settings')
-      let validated
-      try {
-        validated = validateRequest(body, client, trustedTarget(body, client), settings, true)
-      } catch (error) {
-        if (error instanceof AuthorizationError || error instanceof UntrustedRequestError) throw new OAuthError(error.code, error.description)
-        throw error
-      }
-      const requestUri = await pushRequest(deps.db, deps.flows, account.id, validated, deps.clock.now())
-      return reply.status(201).send({ request_uri: requestUri, expires_in: PAR_TTL_SECONDS })
-    },
-  )
+  app.post('/oauth/par', clientAuthenticatedRoute('Pushed authorization request (RFC 9126)', ParBody, { 201: ParResponse }), async (request, reply) => {
+    const { account, issuer, body } = request
+    noStore(reply)
+    const client = await deps.clientAuthentication.authenticate(account.id, issuer, request.headers.authorization, body, true)
+    if (Object.hasOwn(body, 'request_uri')) throw new OAuthError('invalid_request', 'request_uri cannot be pushed (RFC 9126 §2.1)')
+    const settings = await deps.settings.get(account.id)
+    if (!settings) throw new OAuthError('server_error', 'The account has no settings')
+    let validated
+    try {
+      validated = validateRequest(body, client, trustedTarget(body, client), settings, true)
+    } catch (error) {
+      if (error instanceof AuthorizationError || error instanceof UntrustedRequestError) throw new OAuthError(error.code, error.description)
+      throw error
+    }
+    const requestUri = await pushRequest(deps.db, deps.flows, account.id, validated, deps.clock.now())
+    return reply.status(201).send({ request_uri: requestUri, expires_in: PAR_TTL_SECONDS })
+  })
 }

@@ -2,6 +2,7 @@ import { type JwtSigner, signJwt } from '../../platform/keys/material.js'
 import { randomUUID } from 'node:crypto'
 import type { AccountSettings } from '../../platform/settings/settings.js'
 import type { RegisteredClient } from '../clients/client-store.js'
+import type { ActorClaim } from '../../platform/access-tokens/access-token-verifier.js'
 
 export interface AccessTokenInput {
   issuer: string
@@ -17,6 +18,10 @@ export interface AccessTokenInput {
   jti?: string
   /** A user's authorization (sign-in): its flow's id, and the claims the consent added. */
   grant?: { id: string; claims: Readonly<Record<string, unknown>> }
+  /** A token exchange (RFC 8693): who acts (absent for impersonation), and the tokens it was exchanged from. */
+  exchange?: { act: ActorClaim | undefined; sjti: readonly string[] }
+  /** Epoch seconds the token must not outlive (an exchanged token's subject token's `exp`). */
+  notAfter?: number
 }
 
 export interface IssuedAccessToken {
@@ -37,7 +42,8 @@ export function accessTokenLifetime(settings: AccountSettings, client: Registere
 /** An RFC 9068 JWT access token signed with the account's current key for its configured algorithm. */
 export function issueAccessToken(input: AccessTokenInput): IssuedAccessToken {
   const iat = Math.floor(input.nowMs / 1000)
-  const expiresIn = accessTokenLifetime(input.settings, input.client)
+  const lifetime = accessTokenLifetime(input.settings, input.client)
+  const expiresIn = input.notAfter === undefined ? lifetime : Math.min(lifetime, input.notAfter - iat)
   const claims = accessTokenClaimsJson({
       iss: input.issuer,
       sub: input.subject,
@@ -50,14 +56,22 @@ export function issueAccessToken(input: AccessTokenInput): IssuedAccessToken {
     scope: input.scope,
     cv: input.client.credentialsVersion,
   })
-  const token = signJwt(input.signer, 'at+jwt', input.grant ? withGrant(claims, input.grant) : claims)
+  const extra = input.grant || input.exchange ? extraClaims(input) : undefined
+  const token = signJwt(input.signer, 'at+jwt', extra === undefined ? claims : `${claims.slice(0, -1)},${extra.slice(1)}`)
   return { token, expiresIn }
 }
 
-/** The claims with the grant's id (`gid`) and the consent's own claims, which can't override Herald's (checked at consent). */
-function withGrant(claimsJson: string, grant: NonNullable<AccessTokenInput['grant']>): string {
-  const extra = JSON.stringify({ ...grant.claims, gid: grant.id })
-  return `${claimsJson.slice(0, -1)},${extra.slice(1)}`
+/**
+ * The grant's id (`gid`) and the consent's own claims, which can't override Herald's (checked at consent); an
+ * exchanged token's `act` and `sjti`. As a JSON object's text.
+ */
+function extraClaims({ grant, exchange }: AccessTokenInput): string {
+  return JSON.stringify({
+    ...grant?.claims,
+    ...(grant && { gid: grant.id }),
+    ...(exchange?.act && { act: exchange.act }),
+    ...(exchange && exchange.sjti.length > 0 && { sjti: exchange.sjti }),
+  })
 }
 
 /** RFC 9068 §2.2, and Herald's private `cv` (see AccessTokenVerifier). */

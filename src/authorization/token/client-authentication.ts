@@ -1,7 +1,9 @@
 import { decodeJwt } from 'jose'
 import { type Awaitable, andThen } from '../../platform/cache/awaitable.js'
 import { OAuthError } from '../../platform/http/oauth-errors.js'
-import type { ClientStore, RegisteredClient } from '../clients/client-store.js'
+import type { RegisteredClient } from '../clients/client-store.js'
+import { ClientDocumentError } from '../client-documents/client-document-error.js'
+import type { ClientFinder } from '../client-documents/client-lookup.js'
 import { clientSecretMatches } from '../clients/secrets.js'
 import { CLIENT_ASSERTION_TYPE, type ClientAssertions } from './client-assertion.js'
 
@@ -77,7 +79,7 @@ function readClientAssertion(body: CredentialParameters): PresentedCredentials {
  */
 export class ClientAuthentication {
   constructor(
-    private readonly clients: ClientStore,
+    private readonly clients: ClientFinder,
     private readonly assertions: ClientAssertions,
   ) {}
 
@@ -87,7 +89,7 @@ export class ClientAuthentication {
    */
   authenticate(accountId: string, issuer: string, authorization: string | undefined, body: CredentialParameters, allowPublic = false): Awaitable<RegisteredClient> {
     const presented = readClientCredentials(authorization, body)
-    const client = this.clients.find(accountId, presented.clientId)
+    const client = documentErrorsAsInvalidClient(this.clients.find(accountId, presented.clientId))
     if (presented.method === 'none') return andThen(client, (found) => checkPublic(found, allowPublic))
     if (presented.method !== 'private_key_jwt') return andThen(client, (found) => checkSecret(found, presented))
     return andThen(client, (found) => this.#checkAssertion(found, presented.assertion, issuer))
@@ -98,6 +100,14 @@ export class ClientAuthentication {
     await this.assertions.authenticate(client, assertion, issuer)
     return client
   }
+}
+
+/** A client_id whose metadata document can't be used names no client, and the response says why. */
+function documentErrorsAsInvalidClient(client: Awaitable<RegisteredClient | undefined>): Awaitable<RegisteredClient | undefined> {
+  if (!(client instanceof Promise)) return client
+  return client.catch((error: unknown) => {
+    throw error instanceof ClientDocumentError ? invalidClient(error.message, false) : error
+  })
 }
 
 /** A public client is who it says it is; a confidential one that sent no credentials failed to authenticate. */

@@ -28,6 +28,8 @@ export interface TokenResponse {
   scope: string
   refresh_token?: string
   id_token?: string
+  /** RFC 8693 §2.2.1: what a token exchange issued. */
+  issued_token_type?: string
 }
 
 /**
@@ -40,7 +42,8 @@ export function tokenResponseJson(response: TokenResponse): string {
   // The refresh token is base64url (RefreshTokens), the ID token a JWS like the access token.
   const refreshToken = response.refresh_token === undefined ? '' : `,"refresh_token":"${response.refresh_token}"`
   const idToken = response.id_token === undefined ? '' : `,"id_token":"${response.id_token}"`
-  return `{"access_token":"${response.access_token}","token_type":"${response.token_type}","expires_in":${response.expires_in},"scope":${jsonString(response.scope)}${refreshToken}${idToken}}`
+  const issuedType = response.issued_token_type === undefined ? '' : `,"issued_token_type":${jsonString(response.issued_token_type)}`
+  return `{"access_token":"${response.access_token}","token_type":"${response.token_type}","expires_in":${response.expires_in},"scope":${jsonString(response.scope)}${refreshToken}${idToken}${issuedType}}`
 }
 
 export type GrantHandler = (context: GrantContext) => Promise<TokenResponse> | TokenResponse
@@ -57,7 +60,7 @@ export function clientCredentialsGrant(context: GrantContext): TokenResponse {
 }
 
 /** The grant types the token endpoint implements, as discovery lists them. */
-export const GRANT_TYPES_SUPPORTED = ['authorization_code', 'refresh_token', 'client_credentials'] as const
+export const GRANT_TYPES_SUPPORTED = ['authorization_code', 'refresh_token', 'client_credentials', 'urn:ietf:params:oauth:grant-type:token-exchange', 'urn:ietf:params:oauth:grant-type:device_code'] as const
 
 /** The grant handlers by `grant_type` value. */
 export type Grants = Readonly<Record<(typeof GRANT_TYPES_SUPPORTED)[number], GrantHandler>>

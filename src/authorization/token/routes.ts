@@ -28,6 +28,8 @@ export interface TokenRouteDeps {
   keys: KeyStore
   clock: Clock
   grants: Grants
+  /** Told of each client that got a token: registered clients unused for long are pruned (see ClientUse). */
+  clientUse: { note(client: RegisteredClient): void }
 }
 
 /**
@@ -68,6 +70,7 @@ export function tokenRoutes(app: App, deps: TokenRouteDeps): void {
             // Written by tokenResponseJson, under the content type Fastify's serializer path sets; only on success,
             // so an error answer is serialized by the error schemas as before.
             reply.type(JSON_CONTENT_TYPE).serializer(tokenResponseJson)
+            deps.clientUse.note(authenticated)
             return response
           }),
         )

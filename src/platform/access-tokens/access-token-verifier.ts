@@ -22,7 +22,24 @@ export interface AccessTokenClaims {
   cv: number
   /** A user's token: the authorization (sign-in flow) it was issued under. */
   gid?: string
+  /** An exchanged token (RFC 8693 §4.1): who acts for the subject. Absent when the client impersonates it. */
+  act?: ActorClaim
+  /** An exchanged token: the ids of the tokens it was exchanged from, the nearest first; revoking one revokes it. */
+  sjti?: readonly string[]
+  /** RFC 8693 §4.4: who may act for the subject, as a consent's claims gave it; read only by token exchange. */
+  may_act?: unknown
 }
+
+/** RFC 8693 §4.1: the party acting for the subject and, nested, the one it acted for before (a delegation chain). */
+export interface ActorClaim {
+  sub: string
+  /** The client that acts, when the actor named by `sub` is not that client itself. */
+  client_id?: string
+  act?: ActorClaim
+}
+
+/** Tokens exchanged from exchanged tokens nest at most this deep, which bounds their size (`act`, `sjti`). */
+export const MAX_DELEGATION_DEPTH = 5
 
 /** What verification needs to know of the client a token names. */
 export interface TokenClient {
@@ -103,12 +120,12 @@ export class AccessTokenVerifier<C extends TokenClient> {
     // by an instance whose cache still held the old secret) survive it.
     // A version above the cached one comes from a change this process has yet to hear of: the token is newer still.
     if (checked.cv < client.credentialsVersion) return inactive('credentials_changed')
-    // Asked together, so that the lookup batches them into one statement.
-    const [revoked, grantRevoked] = await Promise.all([
-      this.revocations.isRevoked(accountId, checked.jti),
-      checked.gid === undefined ? false : this.revocations.isGrantRevoked(accountId, checked.gid),
-    ])
-    if (revoked || grantRevoked) return inactive('revoked')
+    // Asked together, so that the lookup batches them into one statement. An exchanged token dies with the tokens
+    // it was exchanged from (sjti), whether or not they had a grant.
+    const lookups = [this.revocations.isRevoked(accountId, checked.jti)]
+    if (checked.gid !== undefined) lookups.push(this.revocations.isGrantRevoked(accountId, checked.gid))
+    for (const jti of checked.sjti ?? []) lookups.push(this.revocations.isRevoked(accountId, jti))
+    if ((await Promise.all(lookups)).includes(true)) return inactive('revoked')
     return { active: true, claims: checked, client }
   }
 
@@ -158,10 +175,40 @@ function inactive(reason: InactiveReason): { active: false; reason: InactiveReas
 /** jose checked the registered claims' types; Herald's own claims are checked here. */
 function asClaims(payload: JWTPayload): AccessTokenClaims | undefined {
   const { iss, sub, aud, exp, iat, jti } = payload
-  const { client_id: clientId, scope = '', cv, gid } = payload as { client_id?: unknown; scope?: unknown; cv?: unknown; gid?: unknown }
+  const { client_id: clientId, scope = '', cv, gid, act, sjti, may_act: mayAct } = payload as Record<string, unknown>
   if (typeof iss !== 'string' || typeof sub !== 'string' || aud === undefined || typeof exp !== 'number' || typeof iat !== 'number') return undefined
   if (typeof jti !== 'string' || typeof clientId !== 'string' || typeof scope !== 'string' || typeof cv !== 'number') return undefined
   if (gid !== undefined && typeof gid !== 'string') return undefined
+  const actor = act === undefined ? undefined : asActor(act, 1)
+  if (actor === null || (sjti !== undefined && !isTokenIdList(sjti))) return undefined
   // The verified tokens kept are many and their issuers, clients and scopes few: those strings are kept once.
-  return { iss: sharedString(iss), sub: sharedString(sub), aud: typeof aud === 'string' ? sharedString(aud) : aud, exp, iat, jti, client_id: sharedString(clientId), scope: sharedString(scope), cv, ...(gid !== undefined && { gid }) }
+  return {
+    iss: sharedString(iss),
+    sub: sharedString(sub),
+    aud: typeof aud === 'string' ? sharedString(aud) : aud,
+    exp,
+    iat,
+    jti,
+    client_id: sharedString(clientId),
+    scope: sharedString(scope),
+    cv,
+    ...(gid !== undefined && { gid }),
+    ...(actor !== undefined && { act: actor }),
+    ...(sjti !== undefined && { sjti }),
+    ...(mayAct !== undefined && { may_act: mayAct }),
+  }
+}
+
+/** An `act` claim as Herald writes it, or null when it is anything else. */
+function asActor(value: unknown, depth: number): ActorClaim | null {
+  if (depth > MAX_DELEGATION_DEPTH || typeof value !== 'object' || value === null) return null
+  const { sub, client_id: clientId, act } = value as { sub?: unknown; client_id?: unknown; act?: unknown }
+  if (typeof sub !== 'string' || (clientId !== undefined && typeof clientId !== 'string')) return null
+  const before = act === undefined ? undefined : asActor(act, depth + 1)
+  if (before === null) return null
+  return { sub, ...(clientId !== undefined && { client_id: clientId }), ...(before !== undefined && { act: before }) }
+}
+
+function isTokenIdList(value: unknown): value is string[] {
+  return Array.isArray(value) && value.length <= MAX_DELEGATION_DEPTH && value.every((item) => typeof item === 'string')
 }

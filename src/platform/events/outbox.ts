@@ -1,5 +1,8 @@
+import { type InsertQueryBuilder, type InsertResult, sql } from 'kysely'
 import { newId } from '../ids.js'
 import type { Notifications } from '../notifications/notifications.js'
+import type { SqlDialect } from '../storage/dialects/index.js'
+import type { DB, EventsTable } from '../storage/schema.js'
 import type { Tx } from '../storage/transaction.js'
 
 /**
@@ -22,12 +25,40 @@ export class Outbox {
    */
   async recordAll(tx: Tx, events: ReadonlyArray<{ accountId: string; type: string; data: object }>, now: number): Promise<string[]> {
     if (events.length === 0) return []
-    const rows = events.map(({ accountId, type, data }) => ({ id: newId('evt', now), account_id: accountId, type, data: JSON.stringify(data), created_at: now, idempotency_key: null, fanned_out_at: null }))
-    const insert = tx.db.insertInto('events').values(rows)
-    // The webhook workers' `events` work signal (webhooks/delivery/wake.ts), sent by the insert itself where it can.
+    const rows = events.map(({ accountId, type, data }) => eventRow(accountId, type, JSON.stringify(data), now))
+    await this.#insert(tx, tx.db.insertInto('events').values(rows))
+    return rows.map((row) => row.id)
+  }
+
+  /**
+   * Events whose data is JSON text already, in one statement over JSON rows (SqlDialect.jsonRows): one statement text
+   * and one parameter for a batch of any size, where recordAll's VALUES list builds a query tree node for every cell
+   * and is prepared afresh for every batch size. For large batches (see BatchedOutbox).
+   */
+  async recordSerialized(tx: Tx, dialect: SqlDialect, events: readonly SerializedEvent[], now: number): Promise<void> {
+    if (events.length === 0) return
+    const rows = dialect.jsonRows(EVENT_COLUMNS, events.map(({ accountId, type, json }) => eventRow(accountId, type, json, now)))
+    const names = Object.keys(EVENT_COLUMNS) as Array<keyof typeof EVENT_COLUMNS>
+    await this.#insert(tx, tx.db.insertInto('events').columns(names).expression(sql<EventsTable>`select * from ${rows} as e`))
+  }
+
+  /** The webhook workers' `events` work signal (webhooks/delivery/wake.ts), sent by the insert itself where it can. */
+  async #insert(tx: Tx, insert: InsertQueryBuilder<DB, 'events', InsertResult>): Promise<void> {
     await this.notifications.sendWith(tx, 'herald_webhooks', 'events', async (signal) => {
       await (signal ? insert.returning(signal.as('signalled')).execute() : insert.execute())
     })
-    return rows.map((row) => row.id)
   }
+}
+
+/** An event to record whose data is serialized already. */
+export interface SerializedEvent {
+  accountId: string
+  type: string
+  json: string
+}
+
+const EVENT_COLUMNS = { id: 'text', account_id: 'text', type: 'text', data: 'text', created_at: 'bigint', idempotency_key: 'text', fanned_out_at: 'bigint' } as const
+
+function eventRow(accountId: string, type: string, data: string, now: number): EventsTable {
+  return { id: newId('evt', now), account_id: accountId, type, data, created_at: now, idempotency_key: null, fanned_out_at: null }
 }

@@ -21,6 +21,11 @@ describe('parseForm', () => {
     'resource=https://a.example&resource=https://b.example&resource=c',
     'scope=%zz%41&x=%C3%A9%FF',
     'a;b=c&d=é',
+    'subject_token_type=urn%3Aietf%3Aparams%3Aoauth%3Atoken-type%3Aaccess_token&x=%2B+%25',
+    'name%3D=%26&%3D=%C3%A9%F0%9F%98%80',
+    'x=%&y=%4',
+    'x=%ED%A0%80&y=%EF%BB%BFa',
+    'x=%C3',
     '',
   ])('reads %j as URLSearchParams does', (body) => {
     expect({ ...parseForm(body) }).toEqual(reference(body))

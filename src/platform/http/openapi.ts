@@ -21,6 +21,16 @@ const SECURITY_SCHEMES = {
     scheme: 'bearer',
     description: 'HERALD_OPERATOR_TOKEN. Without one configured, the operator routes answer 404 route_not_found, as if they did not exist',
   },
+  initialAccessToken: {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'An initial access token (RFC 7591 §3) from POST /oauth/registration-tokens; open registration needs none',
+  },
+  registrationAccessToken: {
+    type: 'http',
+    scheme: 'bearer',
+    description: "The registration access token (RFC 7592) a client's registration answered, once",
+  },
   clientSecretBasic: {
     type: 'http',
     scheme: 'basic',

@@ -20,7 +20,7 @@ export interface ManagementPrincipal {
 }
 
 /** RFC 6750 §2.1's b64token; the scheme name is case-insensitive (RFC 9110 §11.1). */
-const BEARER = /^Bearer ([A-Za-z0-9\-._~+/]+=*)$/i
+export const BEARER = /^Bearer ([A-Za-z0-9\-._~+/]+=*)$/i
 
 /**
  * Authenticates calls to an account's management API with the account's own access tokens: active by the same

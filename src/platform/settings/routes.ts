@@ -6,6 +6,7 @@ import type { App } from '../http/types.js'
 import type { DB } from '../storage/schema.js'
 import { transaction } from '../storage/transaction.js'
 import { LIFETIME_BOUNDS, type SettingsStore, WEBHOOK_BOUNDS } from './settings.js'
+import { RegistrationSettingsFields } from '../../authorization/registration/registration-settings.js'
 
 const lifetime = (name: keyof typeof LIFETIME_BOUNDS, description: string) =>
   Type.Integer({ ...LIFETIME_BOUNDS[name], description: `${description}, in seconds` })
@@ -38,6 +39,14 @@ const SettingsFields = {
   session_ttl: lifetime('session_ttl', 'How long a remembered browser session lasts unless the login says otherwise'),
   require_par: Type.Boolean({ description: 'Authorization requests must be pushed first (RFC 9126)' }),
   refresh_token_reuse_interval: lifetime('refresh_token_reuse_interval', 'How long a spent refresh token still answers with the same successor (a retried request) instead of revoking its grant'),
+  device_verification_url: appUrl("The account's page where a user types a device's user code: `{issuer}/oauth/device` sends the browser there with a `device_challenge` (RFC 8628)"),
+  device_done_url: appUrl('Where the browser ends a device sign-in (with `error` when it was refused); never a client redirect URI'),
+  device_code_ttl: lifetime('device_code_ttl', 'How long a device code and its user code can be used (RFC 8628 §3.2 expires_in)'),
+  device_poll_interval: lifetime('device_poll_interval', 'How long a device waits between polls of the token endpoint at first (RFC 8628 §3.2 interval)'),
+  client_id_metadata_documents: Type.Boolean({
+    description: 'A client_id that is an https URL names a Client ID Metadata Document, which Herald fetches through the SSRF guard, caches and uses as a public or private_key_jwt client',
+  }),
+  ...RegistrationSettingsFields,
 }
 
 const SettingsSchema = named('Settings', Type.Object(SettingsFields, { description: "The account's token lifetimes, signing algorithm and webhook delivery settings" }))

@@ -13,15 +13,19 @@ import { audienceProblem } from '../audience.js'
 import { appUrlProblem } from '../app-urls.js'
 import { ProblemError, notFound } from '../http/problems.js'
 import { forAccount } from '../storage/account-queries.js'
+import { isReservedScope } from '../management-auth/scopes.js'
+import type { GrantType } from '../../authorization/clients/client-metadata.js'
 
 /**
  * An account's settings, as every part of Herald reads them, the API shows them and the row stores them: one
  * shape, so nothing maps field by field (only the retry schedule is a JSON column). Lifetimes are in seconds; a
  * null `default_audience` means the issuer.
  */
-export type AccountSettings = Omit<AccountSettingsTable, 'account_id' | 'updated_at' | 'webhook_retry_schedule' | 'require_par'> & {
+export type AccountSettings = Omit<AccountSettingsTable, 'account_id' | 'updated_at' | 'webhook_retry_schedule' | 'require_par' | 'client_id_metadata_documents' | 'registration_grant_types'> & {
+  registration_grant_types: GrantType[]
   webhook_retry_schedule: number[]
   require_par: boolean
+  client_id_metadata_documents: boolean
 }
 
 const DAY = 24 * 3600
@@ -48,10 +52,21 @@ export const DEFAULT_SETTINGS: AccountSettings = {
   session_ttl: 30 * DAY,
   require_par: false,
   refresh_token_reuse_interval: 0,
+  device_verification_url: null,
+  device_done_url: null,
+  device_code_ttl: 600,
+  device_poll_interval: 5,
+  client_id_metadata_documents: false,
+  registration: 'disabled',
+  registration_scope: 'openid profile email offline_access',
+  registration_grant_types: ['authorization_code', 'refresh_token'],
+  registration_max_clients: 1000,
+  registration_prune_after_days: null,
+  registration_rate_limit: 10,
 }
 
 /** The settings that name pages of the account's own app. */
-export const APP_URL_SETTINGS = ['login_url', 'consent_url', 'logout_url', 'error_url', 'post_logout_url'] as const
+export const APP_URL_SETTINGS = ['login_url', 'consent_url', 'logout_url', 'error_url', 'post_logout_url', 'device_verification_url', 'device_done_url'] as const
 
 /**
  * Bounds on every lifetime, in seconds. Access and ID tokens cannot be revoked at resource servers that
@@ -66,6 +81,8 @@ export const LIFETIME_BOUNDS = {
   login_challenge_ttl: { minimum: 60, maximum: 3600 },
   session_ttl: { minimum: 300, maximum: 365 * DAY },
   refresh_token_reuse_interval: { minimum: 0, maximum: 60 },
+  device_code_ttl: { minimum: 60, maximum: 1800 },
+  device_poll_interval: { minimum: 1, maximum: 60 },
 } as const
 
 /** Bounds on the webhook settings: a retry waits at most a day, and a schedule has 1 to 20 retries. */
@@ -121,6 +138,10 @@ export class SettingsStore {
       return problem ? [{ pointer: `/body/${field}`, message: problem }] : []
     })
     if (appUrls.length > 0) throw new ProblemError('validation_failed', 'An app URL is not acceptable', appUrls)
+    // Registration never gives reserved scopes (see registration-policy.ts); saying otherwise here would mislead.
+    if (patch.registration_scope?.split(' ').some(isReservedScope)) {
+      throw new ProblemError('validation_failed', 'registration_scope must not name herald: scopes', [{ pointer: '/body/registration_scope', message: 'must not name reserved herald: scopes' }])
+    }
     const now = this.clock.now()
     // Touching the row first locks it (on PostgreSQL) until commit, so a concurrent change can't slip in
     // between the read and the write and be lost, or break the check between two lifetimes.
@@ -167,17 +188,18 @@ const distinctSettings = new SharedValues<AccountSettings>(1024)
 function sharedSettings(settings: AccountSettings): AccountSettings {
   return distinctSettings.of(JSON.stringify(settings), () => {
     Object.freeze(settings.webhook_retry_schedule)
+    Object.freeze(settings.registration_grant_types)
     return settings
   })
 }
 
 function fromRow(row: AccountSettingsTable): AccountSettings {
-  const { account_id: _account, updated_at: _updated, webhook_retry_schedule: schedule, require_par: requirePar, ...settings } = row
+  const { account_id: _account, updated_at: _updated, webhook_retry_schedule: schedule, require_par: requirePar, client_id_metadata_documents: documents, registration_grant_types: registrationGrants, ...settings } = row
   // Added to the rest object rather than spread into a new literal: V8's optimized code gives each `{ ...x, y }`
   // a hidden class of its own, and the settings cache would keep one per account.
-  return Object.assign(settings, { webhook_retry_schedule: JSON.parse(schedule) as number[], require_par: requirePar === 1 })
+  return Object.assign(settings, { webhook_retry_schedule: JSON.parse(schedule) as number[], require_par: requirePar === 1, client_id_metadata_documents: documents === 1, registration_grant_types: JSON.parse(registrationGrants) as GrantType[] })
 }
 
 function toRow(settings: AccountSettings): Omit<AccountSettingsTable, 'account_id' | 'updated_at'> {
-  return { ...settings, webhook_retry_schedule: JSON.stringify(settings.webhook_retry_schedule), require_par: settings.require_par ? 1 : 0 }
+  return { ...settings, webhook_retry_schedule: JSON.stringify(settings.webhook_retry_schedule), require_par: settings.require_par ? 1 : 0, client_id_metadata_documents: settings.client_id_metadata_documents ? 1 : 0, registration_grant_types: JSON.stringify(settings.registration_grant_types) }
 }

@@ -1,12 +1,16 @@
 import type { AccountsTable, AccountSettingsTable, SigningKeysTable, ConsoleLinksTable, CacheChangesTable, HeraldServerTable } from './schema/platform.js'
 import type { ClientsTable, ClientScopesTable, ScopesTable, TokenRevocationsTable, ClientAssertionJtisTable, RefreshTokensTable } from './schema/authorization.js'
 import type { AuthorizationFlowsTable, BrowserSessionsTable, ConsentsTable, LogoutRequestsTable, SessionClientsTable } from './schema/sign-in.js'
+import type { DeviceAuthorizationsTable, DeviceChallengesTable } from './schema/device.js'
+import type { RegistrationTokensTable, ClientRegistrationsTable } from './schema/registration.js'
 import type { EventsTable, EventIdempotencyKeysTable, CustomEventTypesTable, WebhookEndpointsTable, WebhookSubscriptionsTable, WebhookDeliveriesTable, WebhookLeasesTable, WebhookSweepsTable, WebhookAttemptsTable, WebhookJobsTable, WebhookEndpointHoursTable } from './schema/webhooks.js'
 
 export type * from './schema/platform.js'
 export type * from './schema/authorization.js'
 export type * from './schema/sign-in.js'
 export type * from './schema/webhooks.js'
+export type * from './schema/device.js'
+export type * from './schema/registration.js'
 
 /**
  * The database as Kysely sees it. Portable representations on both dialects: timestamps are integer epoch
@@ -41,6 +45,10 @@ export interface DB {
   console_links: ConsoleLinksTable
   webhook_endpoint_hours: WebhookEndpointHoursTable
   herald_server: HeraldServerTable
+  device_authorizations: DeviceAuthorizationsTable
+  device_challenges: DeviceChallengesTable
+  registration_tokens: RegistrationTokensTable
+  client_registrations: ClientRegistrationsTable
 }
 
 /**
@@ -116,4 +124,20 @@ export const INDEXES: { readonly [Table in keyof DB]: Readonly<Record<string, re
   console_links: { console_links_code_idx: ['account_id', 'code_hash'], console_links_expiry_idx: ['expires_at'] },
   herald_server: {},
   webhook_endpoint_hours: { webhook_endpoint_hours_hour_idx: ['hour'] },
+  device_authorizations: {
+    device_authorizations_device_code_idx: ['account_id', 'device_code_hash'],
+    device_authorizations_user_code_idx: ['account_id', 'user_code_hash'],
+    device_authorizations_expiry_idx: ['expires_at'],
+  },
+  device_challenges: {
+    device_challenges_challenge_idx: ['account_id', 'challenge_hash'],
+    device_challenges_failures_idx: ['account_id', 'last_failed_at'],
+    device_challenges_expiry_idx: ['expires_at'],
+  },
+  registration_tokens: {
+    registration_tokens_account_idx: ['account_id', 'id'],
+    registration_tokens_hash_idx: ['account_id', 'token_hash'],
+    registration_tokens_expiry_idx: ['expires_at'],
+  },
+  client_registrations: { client_registrations_last_used_idx: ['last_used_at'] },
 }

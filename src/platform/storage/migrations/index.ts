@@ -27,6 +27,12 @@ import * as serverRecord from './server-record/tables.js'
 import * as attemptRequests from './attempt-requests/tables.js'
 import * as postLogoutUrl from './post-logout-url/tables.js'
 import * as clientSource from './client-source/tables.js'
+import * as postgresDeviceAuthorization from './device-authorization/postgres.js'
+import * as sqliteDeviceAuthorization from './device-authorization/sqlite.js'
+import * as postgresClientRegistration from './client-registration/postgres.js'
+import * as sqliteClientRegistration from './client-registration/sqlite.js'
+import * as postgresClientMetadataDocuments from './client-metadata-documents/postgres.js'
+import * as sqliteClientMetadataDocuments from './client-metadata-documents/sqlite.js'
 
 /** The baseline: what databases of development builds, migrated before it existed, are recorded as (see pre-baseline.ts). */
 export const BASELINE = '0001-baseline'
@@ -44,6 +50,9 @@ const MIGRATIONS: Record<string, Record<DialectName, Migration>> = {
   '0010-attempt-requests': { postgres: attemptRequests, sqlite: attemptRequests },
   '0011-post-logout-url': { postgres: postLogoutUrl, sqlite: postLogoutUrl },
   '0012-client-source': { postgres: clientSource, sqlite: clientSource },
+  '0013-device-authorization': { postgres: postgresDeviceAuthorization, sqlite: sqliteDeviceAuthorization },
+  '0014-client-registration': { postgres: postgresClientRegistration, sqlite: sqliteClientRegistration },
+  '0015-client-metadata-documents': { postgres: postgresClientMetadataDocuments, sqlite: sqliteClientMetadataDocuments },
 }
 
 /** Where Kysely's migrator records the migrations that have run. */

@@ -43,9 +43,30 @@ export interface AccountSettingsTable {
   require_par: number
   /** Seconds a spent refresh token still answers with its successor (a retried request), rather than revoking its grant. */
   refresh_token_reuse_interval: number
+  /** The account's page where a user types a device's user code (RFC 8628 §3.3), and where the browser ends. */
+  device_verification_url: string | null
+  device_done_url: string | null
+  /** Seconds a device code lives, and the interval a device polls at first (RFC 8628 §3.2). */
+  device_code_ttl: number
+  device_poll_interval: number
+  /** 0 or 1: a client_id that is an https URL names a Client ID Metadata Document, fetched and cached. */
+  client_id_metadata_documents: number
+  /** RFC 7591 registration: `disabled`, behind an `initial_access_token`, or `open` to anyone (rate-limited). */
+  registration: RegistrationMode
+  /** The registration policy: the scopes (space-separated) and grant types (JSON array) a registered client may ask for at most. */
+  registration_scope: string
+  registration_grant_types: string
+  /** How many registered clients the account may hold. */
+  registration_max_clients: number
+  /** Registered clients unused this many days are deleted; null keeps them. */
+  registration_prune_after_days: number | null
+  /** Open registration: at most this many registrations per source address and hour (per process). */
+  registration_rate_limit: number
 }
 
 export type SigningAlg = 'ES256' | 'RS256'
+
+export type RegistrationMode = 'disabled' | 'initial_access_token' | 'open'
 
 export interface SigningKeysTable {
   /** The JWK `kid`. */
