@@ -191,7 +191,7 @@ export async function openHerald(options: HeraldOptions): Promise<Herald> {
   const grantRevocation = new GrantRevocation(db, refreshTokens, revocations, outbox)
   const userTokens = new UserTokens(keys)
   const exchangeEvents = new BatchedOutbox(db, database.dialect, outbox, clock, log)
-  const device = openDevice({ db, flows: signIn.flows, clients, settings, userTokens, refreshTokens, outbox, clock, pollTimesCapacity: config.cacheSize })
+  const device = openDevice({ db, flows: signIn.flows, clients, settings, userTokens, refreshTokens, outbox, invalidation, clock, pollTimesCapacity: config.cacheSize })
   const grants: Grants = {
     client_credentials: clientCredentialsGrant,
     authorization_code: new AuthorizationCodeGrant(db, signIn.flows, userTokens, refreshTokens, grantRevocation).issue,

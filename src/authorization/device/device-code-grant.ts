@@ -26,9 +26,10 @@ const REFUSALS: Record<Exclude<PollAnswer, 'redeem' | 'slow_down'>, OAuthError> 
 }
 
 /**
- * RFC 8628 §3.4-3.5: the device polls with its device code until its user has approved or refused. A poll is one
- * indexed read (the authorization with its sign-in flow); only a poll within the interval writes (the interval
- * grows by 5 s), and the redemption, which spends the device code and the flow together, once.
+ * RFC 8628 §3.4-3.5: the device polls with its device code until its user has approved or refused. A poll reads
+ * at most the authorization with its sign-in flow (nothing while it waits: see DeviceStore); only a poll within the
+ * interval writes (the interval grows by 5 s), and the redemption, which spends the device code and the flow
+ * together, once.
  */
 export class DeviceCodeGrant {
   constructor(
@@ -71,7 +72,7 @@ export class DeviceCodeGrant {
       const expiresAt = Math.max(issued.expiresAt, refresh ? refresh.absoluteExpiresAt + settings.access_token_ttl * 1000 : 0)
       const redeemed = await this.flows.advance(tx.db, flow, 'redeemed', { access_token_jti: issued.jti, access_token_expires_at: issued.expiresAt, expires_at: expiresAt }, nowMs)
       // Another poll redeemed it first (its tokens stand; this one's roll back), or the flow was closed meanwhile.
-      if (!redeemed || !(await this.devices.advance(tx.db, device, 'redeemed', {}, nowMs))) throw REFUSALS.used
+      if (!redeemed || !(await this.devices.advance(tx, device, 'redeemed', {}, nowMs))) throw REFUSALS.used
       return issued.response
     })
   }

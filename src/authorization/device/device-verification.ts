@@ -108,7 +108,7 @@ export class DeviceVerification {
         },
         now,
       )
-      if (!(await this.devices.advance(tx.db, device, 'verified', { flow_id: waiting.id }, now))) throw invalidUserCode('The user code was used already')
+      if (!(await this.devices.advance(tx, device, 'verified', { flow_id: waiting.id }, now))) throw invalidUserCode('The user code was used already')
       await this.outbox.record(tx, accountId, 'oauth.device.accepted', { client_id: client.id, scope: device.scope }, now)
     })
     return withQuery(settings.login_url, { login_challenge: loginChallenge })
@@ -126,7 +126,7 @@ export class DeviceVerification {
     if (!pages) throw new ProblemError('conflict', 'The account has no device_verification_url or device_done_url')
     await transaction(this.db, async (tx) => {
       if (!(await this.challenges.advance(tx.db, waiting, 'rejected', now))) throw answeredAlready()
-      if (device && !(await this.devices.advance(tx.db, device, 'denied', {}, now))) throw invalidUserCode('The user code was used already')
+      if (device && !(await this.devices.advance(tx, device, 'denied', {}, now))) throw invalidUserCode('The user code was used already')
       await this.outbox.record(tx, accountId, 'oauth.device.rejected', { client_id: device?.clientId ?? null }, now)
     })
     return withQuery(pages.done, { error: 'access_denied', error_description: 'The request was refused' })

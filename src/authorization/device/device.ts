@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely'
+import type { CacheInvalidation } from '../../platform/cache/invalidation.js'
 import type { Clock } from '../../platform/clock.js'
 import type { Outbox } from '../../platform/events/outbox.js'
 import type { SettingsStore } from '../../platform/settings/settings.js'
@@ -28,13 +29,14 @@ export interface DeviceDeps {
   userTokens: UserTokens
   refreshTokens: RefreshTokens
   outbox: Outbox
+  invalidation: CacheInvalidation
   clock: Clock
   /** How many devices' last poll each process remembers (slow_down). */
   pollTimesCapacity: number
 }
 
-export function openDevice({ db, flows, clients, settings, userTokens, refreshTokens, outbox, clock, pollTimesCapacity }: DeviceDeps): Device {
-  const devices = new DeviceStore(db)
+export function openDevice({ db, flows, clients, settings, userTokens, refreshTokens, outbox, invalidation, clock, pollTimesCapacity }: DeviceDeps): Device {
+  const devices = new DeviceStore(db, invalidation)
   return {
     devices,
     verification: new DeviceVerification(db, new DeviceChallengeStore(db), devices, flows, clients, settings, outbox, clock),

@@ -1,13 +1,15 @@
 import { describe, expect, it } from 'vitest'
-import { type PollState, PollTimes, pollAnswer } from './poll-policy.js'
+import { POLL_TOLERANCE_MS, type PollState, PollTimes, pollAnswer } from './poll-policy.js'
 
 const waiting: PollState = { deviceStage: 'pending', flowStage: undefined, expiresAt: 600_000, interval: 5, lastPolledAt: undefined }
 
 describe('pollAnswer (RFC 8628 §3.5)', () => {
   it('is pending while the user has not approved, and slow_down within the interval', () => {
     expect(pollAnswer(waiting, 0)).toBe('authorization_pending')
-    expect(pollAnswer({ ...waiting, lastPolledAt: 0 }, 4_999)).toBe('slow_down')
-    expect(pollAnswer({ ...waiting, lastPolledAt: 0 }, 5_000)).toBe('authorization_pending')
+    expect(pollAnswer({ ...waiting, lastPolledAt: 0 }, 1_000)).toBe('slow_down')
+    expect(pollAnswer({ ...waiting, lastPolledAt: 0 }, 5_000 - POLL_TOLERANCE_MS - 1)).toBe('slow_down')
+    // A poll the network brought a little early, though its device waited the interval after the last answer.
+    expect(pollAnswer({ ...waiting, lastPolledAt: 0 }, 5_000 - POLL_TOLERANCE_MS)).toBe('authorization_pending')
     expect(pollAnswer({ ...waiting, deviceStage: 'verified', flowStage: 'consent', lastPolledAt: 0 }, 10_000)).toBe('authorization_pending')
   })
 

@@ -15,6 +15,13 @@ export interface PollState {
 }
 
 /**
+ * How much sooner than its interval a poll may arrive and still count as on time. A device waits the interval after
+ * each answer (RFC 8628 §3.5); its polls reach Herald closer together than that only when the network delayed the
+ * one before more, and a slow_down for that would lengthen its interval for good.
+ */
+export const POLL_TOLERANCE_MS = 500
+
+/**
  * The answer to a poll, decided from what one read found. Once the user approved, the device gets its tokens even
  * if it polled early; before that, polling within the interval is `slow_down`. A flow that ended without a code
  * (a login or consent refused, a session ended) is a refusal, as is a user code refused at the device challenge.
@@ -24,7 +31,7 @@ export function pollAnswer(state: PollState, now: number): PollAnswer {
   if (state.expiresAt <= now) return 'expired_token'
   if (state.deviceStage === 'denied' || state.flowStage === 'done') return 'access_denied'
   if (state.flowStage === 'code') return 'redeem'
-  if (state.lastPolledAt !== undefined && now - state.lastPolledAt < state.interval * 1000) return 'slow_down'
+  if (state.lastPolledAt !== undefined && now - state.lastPolledAt < state.interval * 1000 - POLL_TOLERANCE_MS) return 'slow_down'
   return 'authorization_pending'
 }
 

@@ -13,7 +13,15 @@ const CLAIMS_SUPPORTED = ['iss', 'sub', 'aud', 'exp', 'iat', 'auth_time', 'nonce
  * The authorization server metadata (RFC 8414 §2; OpenID Connect Discovery §3). It lists only what Herald
  * implements.
  */
-export function serverMetadata(issuer: string, requirePar: boolean, clientIdMetadataDocuments: boolean, registrationEnabled = false): Record<string, unknown> {
+/** What an account's settings turn on that its metadata tells. */
+export interface AccountFeatures {
+  requirePar: boolean
+  clientIdMetadataDocuments: boolean
+  /** RFC 7591 registration in either mode. */
+  registration: boolean
+}
+
+export function serverMetadata(issuer: string, { requirePar, clientIdMetadataDocuments, registration }: AccountFeatures): Record<string, unknown> {
   // One client authentication for every endpoint: see ClientAuthentication. Public clients (none) may use the token
   // endpoint and PAR with PKCE, and revoke their tokens.
   const authMethods = ['client_secret_basic', 'client_secret_post', 'private_key_jwt']
@@ -26,7 +34,7 @@ export function serverMetadata(issuer: string, requirePar: boolean, clientIdMeta
     device_authorization_endpoint: `${issuer}/oauth/device_authorization`,
     token_endpoint: `${issuer}/oauth/tokens`,
     // RFC 8414 §2: listed only while the account lets clients register (RFC 7591).
-    ...(registrationEnabled && { registration_endpoint: `${issuer}/oauth/register` }),
+    ...(registration && { registration_endpoint: `${issuer}/oauth/register` }),
     userinfo_endpoint: `${issuer}/oauth/userinfo`,
     end_session_endpoint: `${issuer}/oauth/logout`,
     backchannel_logout_supported: true,

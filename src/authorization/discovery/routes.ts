@@ -16,7 +16,11 @@ export function metadataRoute(app: App, path: string, settings: SettingsStore): 
     { schema: { summary: 'Authorization server metadata (RFC 8414, OpenID Connect Discovery)', response: { 200: MetadataSchema, ...problemResponses } } },
     async (request, reply) => {
       const account = await settings.get(request.account.id)
-      const metadata = serverMetadata(request.issuer, account?.require_par ?? false, account?.client_id_metadata_documents ?? false, (account?.registration ?? 'disabled') !== 'disabled')
+      const metadata = serverMetadata(request.issuer, {
+        requirePar: account?.require_par ?? false,
+        clientIdMetadataDocuments: account?.client_id_metadata_documents ?? false,
+        registration: (account?.registration ?? 'disabled') !== 'disabled',
+      })
       return reply.header('cache-control', CACHE_CONTROL).send(metadata)
     },
   )

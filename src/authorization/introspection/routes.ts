@@ -1,12 +1,10 @@
 import { Type } from 'typebox'
 import type { AccessTokenVerifier } from '../../platform/access-tokens/access-token-verifier.js'
-import { CLIENT_AUTHENTICATION, CLIENT_AUTHENTICATION_METHODS } from '../../platform/http/openapi.js'
-import { oauthErrorResponses } from '../../platform/http/schemas.js'
 import type { App } from '../../platform/http/types.js'
 import type { RegisteredClient } from '../clients/client-store.js'
 import { TokenHintBody } from '../revocation/token-hint.js'
+import { clientAuthenticatedRoute, noStore } from '../token/client-authenticated-route.js'
 import type { ClientAuthentication } from '../token/client-authentication.js'
-import { OAUTH_BODY_LIMIT } from '../token/token-request.js'
 import { introspectionResponse } from './introspection.js'
 
 export interface IntrospectionRouteDeps {
@@ -44,25 +42,14 @@ const IntrospectionResponseSchema = Type.Object(
 export function introspectionRoutes(app: App, deps: IntrospectionRouteDeps): void {
   app.post(
     '/oauth/introspect',
-    {
-      bodyLimit: OAUTH_BODY_LIMIT,
-      config: { errorFormat: 'oauth' },
-      schema: {
-        summary: 'Token introspection (RFC 7662): any authenticated client of the account may ask',
-        security: CLIENT_AUTHENTICATION,
-        ...CLIENT_AUTHENTICATION_METHODS,
-        consumes: ['application/x-www-form-urlencoded'],
-        body: TokenHintBody,
-        response: { 200: IntrospectionResponseSchema, ...oauthErrorResponses },
-      },
-    },
+    clientAuthenticatedRoute('Token introspection (RFC 7662): any authenticated client of the account may ask', TokenHintBody, { 200: IntrospectionResponseSchema }),
     async (request, reply) => {
       const { account, issuer, body } = request
       await deps.clientAuthentication.authenticate(account.id, issuer, request.headers.authorization, body)
 
       const verified = await deps.accessTokens.verify(account.id, body.token, { issuer })
       if (!verified.active) request.log.debug({ reason: verified.reason }, 'introspected an inactive token')
-      return reply.header('cache-control', 'no-store').header('pragma', 'no-cache').send(introspectionResponse(verified))
+      return noStore(reply).send(introspectionResponse(verified))
     },
   )
 }

@@ -1,12 +1,10 @@
 import { Type } from 'typebox'
 import type { AccessTokenVerifier } from '../../platform/access-tokens/access-token-verifier.js'
 import type { Clock } from '../../platform/clock.js'
-import { CLIENT_AUTHENTICATION, CLIENT_AUTHENTICATION_METHODS } from '../../platform/http/openapi.js'
-import { oauthErrorResponses } from '../../platform/http/schemas.js'
 import type { App } from '../../platform/http/types.js'
 import type { RegisteredClient } from '../clients/client-store.js'
 import type { ClientAuthentication } from '../token/client-authentication.js'
-import { OAUTH_BODY_LIMIT } from '../token/token-request.js'
+import { clientAuthenticatedRoute } from '../token/client-authenticated-route.js'
 import type { GrantRevocation } from '../grants/grant-revocation.js'
 import type { TokenRevocations } from './revocation-store.js'
 import { TokenHintBody } from './token-hint.js'
@@ -30,22 +28,10 @@ export interface RevocationRouteDeps {
 export function revocationRoutes(app: App, deps: RevocationRouteDeps): void {
   app.post(
     '/oauth/revoke',
-    {
-      bodyLimit: OAUTH_BODY_LIMIT,
-      config: { errorFormat: 'oauth' },
-      schema: {
-        summary: 'Token revocation (RFC 7009): only the client the token was issued to may revoke it',
-        security: CLIENT_AUTHENTICATION,
-        ...CLIENT_AUTHENTICATION_METHODS,
-        consumes: ['application/x-www-form-urlencoded'],
-        body: TokenHintBody,
-        response: {
-          // RFC 7009 §2.2: the body is empty and the client ignores it.
-          200: Type.Unsafe<undefined>({ type: 'null', description: 'The token is revoked, or there was nothing this client could revoke' }),
-          ...oauthErrorResponses,
-        },
-      },
-    },
+    clientAuthenticatedRoute('Token revocation (RFC 7009): only the client the token was issued to may revoke it', TokenHintBody, {
+      // RFC 7009 §2.2: the body is empty and the client ignores it.
+      200: Type.Unsafe<undefined>({ type: 'null', description: 'The token is revoked, or there was nothing this client could revoke' }),
+    }),
     async (request, reply) => {
       const { account, issuer, body } = request
       const client = await deps.clientAuthentication.authenticate(account.id, issuer, request.headers.authorization, body, true)

@@ -6,7 +6,7 @@ import { OAUTH_BODY_LIMIT } from './token-request.js'
 
 /**
  * The route options of an OAuth endpoint a client calls authenticated as at the token endpoint (PAR, introspection,
- * device authorization): a small form body, RFC 6749 error objects, and the client authentication in OpenAPI.
+ * revocation, device authorization): a small form body, RFC 6749 error objects, and the client authentication in OpenAPI.
  */
 export function clientAuthenticatedRoute<Body extends TSchema, Responses extends Record<number, unknown>>(summary: string, body: Body, responses: Responses) {
   return {

@@ -5,8 +5,11 @@ import { type CacheOptions, TtlCache } from './ttl-cache.js'
 import type { Change, ChangeSink } from './change-feed.js'
 
 /** The in-process caches, by the kind of row they hold. */
-/** `webhook_endpoints` is keyed by endpoint id, `webhook_routes` (who subscribes to what) by account id. */
-export type CacheTopic = 'account' | 'client' | 'keys' | 'settings' | 'webhook_endpoints' | 'webhook_routes'
+/**
+ * `webhook_endpoints` is keyed by endpoint id, `webhook_routes` (who subscribes to what) by account id,
+ * `device_authorizations` by the digest of the device code.
+ */
+export type CacheTopic = 'account' | 'client' | 'keys' | 'settings' | 'webhook_endpoints' | 'webhook_routes' | 'device_authorizations'
 
 type Listener = (topic: string, key: string) => void
 
