@@ -1,6 +1,7 @@
 // Token exchange (RFC 8693) beside client_credentials on the same Herald process in the same run: a gateway client
 // exchanges a client_credentials access token (delegation, `act` naming it) for an ES256 token for the same resource
-// and scope, which also verifies the subject token, checks its revocation and records `oauth.token.exchanged`. The
+// and scope, which also verifies the subject token and checks its revocation (no endpoint subscribes to
+// `oauth.token.exchanged`, so no event is written). The
 // server is pinned to one core and autocannon drives it from another, alternating the two grants round by round.
 //
 //   npm run bench -- token-exchange      (about a minute and a half)

@@ -59,6 +59,10 @@ import { BatchedOutbox } from './platform/events/batched-outbox.js'
  * ChangeFeed); this bounds only changes written into the database by hand. Documented in docs/architecture/caching.md.
  */
 export const CACHE_TTL_MS = 5 * 60_000
+/** An account with more unexpired revocations than this has them looked up in the database (TokenRevocations). */
+export const MAX_REVOCATIONS_KEPT_PER_ACCOUNT = 10_000
+/** Revoked ids kept in memory over every account, per entry of HERALD_CACHE_SIZE (100,000 by default, about 10 MB). */
+const REVOCATIONS_KEPT_PER_CACHE_ENTRY = 10
 
 export interface HeraldOptions {
   config: Config
@@ -175,7 +179,11 @@ export async function openHerald(options: HeraldOptions): Promise<Herald> {
   const { config, clock, log, database, box, notifications, invalidation, outbox, settings, clients, keys, accounts } = core
   const { db } = database
   const changeFeed = new ChangeFeed(db, database.dialect, clock, log, invalidation)
-  const revocations = new TokenRevocations(db, database.dialect, outbox)
+  const revocations = new TokenRevocations(db, database.dialect, outbox, invalidation, clock, {
+    ttlMs: CACHE_TTL_MS,
+    maxPerAccount: MAX_REVOCATIONS_KEPT_PER_ACCOUNT,
+    maxIds: config.cacheSize * REVOCATIONS_KEPT_PER_CACHE_ENTRY,
+  })
   const accessTokens = new AccessTokenVerifier(keys, clients, revocations, clock, config.cacheSize)
   const outbound = createGuardedAgent({ allowedCidrs: config.webhookAllowedCidrs })
   const keySets = new ClientKeySets(outbound, clock, log, { allowHttp: config.allowHttpOutbound })
@@ -190,7 +198,7 @@ export async function openHerald(options: HeraldOptions): Promise<Herald> {
   const refreshTokens = new RefreshTokens(db, box, rotationSqlFor(database.dialect, db))
   const grantRevocation = new GrantRevocation(db, refreshTokens, revocations, outbox)
   const userTokens = new UserTokens(keys)
-  const exchangeEvents = new BatchedOutbox(db, database.dialect, outbox, clock, log)
+  const exchangeEvents = new BatchedOutbox(db, database.dialect, outbox, clock, log, webhooks.isSubscribed)
   const device = openDevice({ db, flows: signIn.flows, clients, settings, userTokens, refreshTokens, outbox, invalidation, clock, pollTimesCapacity: config.cacheSize })
   const grants: Grants = {
     client_credentials: clientCredentialsGrant,

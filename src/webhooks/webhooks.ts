@@ -4,6 +4,7 @@ import type { AlarmClock } from '../platform/clock.js'
 import type { Config } from '../platform/config.js'
 import type { SecretBox } from '../platform/crypto/secret-box.js'
 import type { Outbox } from '../platform/events/outbox.js'
+import type { Awaitable } from '../platform/cache/awaitable.js'
 import type { CacheInvalidation } from '../platform/cache/invalidation.js'
 import type { Notifications } from '../platform/notifications/notifications.js'
 import { Pruner } from '../platform/maintenance/pruner.js'
@@ -45,6 +46,8 @@ export interface Webhooks {
   /** Not started here: `herald serve` and `herald worker` start it, the operator CLI commands don't. */
   worker: DeliveryWorker
   metrics: WebhookMetrics
+  /** Whether some endpoint of the account subscribes to an event type, from the cached subscriptions. */
+  isSubscribed: (accountId: string, type: string) => Awaitable<boolean>
   pruners: { deliveries: Pruner; events: Pruner; idempotencyKeys: Pruner; leases: Pruner; endpointHours: Pruner }
 }
 
@@ -94,6 +97,7 @@ export function openWebhooks({ config, database, box, clock, log, notifications,
     sweeps,
     worker,
     metrics,
+    isSubscribed: (accountId, type) => store.isSubscribed(accountId, type),
     pruners: {
       deliveries: new Pruner('finished webhook deliveries', (limit) => retention.pruneDeliveries(limit), log),
       events: new Pruner('webhook events past retention', (limit) => retention.pruneEvents(limit), log),

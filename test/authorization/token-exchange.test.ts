@@ -236,14 +236,26 @@ forEachDialect((dialect) => {
     })
   })
 
-  it('announces oauth.token.exchanged, without any token', async () => {
+  it('announces oauth.token.exchanged, without any token, where an endpoint subscribes to it', async () => {
+    const exchangedEvents = () => h.current.herald.database.db.selectFrom('events').select(['type', 'data']).where('account_id', '=', account.id).where('type', '=', 'oauth.token.exchanged').execute()
+    const eventOf = async (token: string) => {
+      const { jti } = decodeJwt(token)
+      // Written in the background, shortly after the answer.
+      const found = async () => (await exchangedEvents()).map((row) => JSON.parse(row.data) as Record<string, unknown>).find((data) => data.jti === jti)
+      return eventually(found, 10_000, 'the oauth.token.exchanged event')
+    }
+    const unheard = decodeJwt(await exchanged(gateway, await clientToken(service))).jti
+
+    const endpoint = await call<{ id: string }>(`${account.base}/webhooks/endpoints`, 'POST', { token: adminToken, json: { url: 'https://example.com/hook' } })
+    expect(endpoint.status, endpoint.text).toBe(201)
+    const subscribed = await call(`${account.base}/webhooks/subscriptions`, 'POST', { token: adminToken, json: { endpoint_id: endpoint.body.id, event_types: ['oauth.token.*'] } })
+    expect(subscribed.status, subscribed.text).toBe(201)
     const subject = await clientToken(service)
     const token = await exchanged(gateway, subject)
     const { jti } = decodeJwt(token)
-    const exchangedEvents = () => h.current.herald.database.db.selectFrom('events').select(['type', 'data']).where('account_id', '=', account.id).where('type', '=', 'oauth.token.exchanged').execute()
-    // Written in the background, shortly after the answer.
-    const found = async () => (await exchangedEvents()).map((row) => JSON.parse(row.data) as Record<string, unknown>).find((data) => data.jti === jti)
-    const event = await eventually(found, 10_000, 'the oauth.token.exchanged event')
+    const event = await eventOf(token)
+    // Events are written in the order recorded: the first exchange's would be there by now.
+    expect((await exchangedEvents()).some((row) => row.data.includes(`"${unheard}"`)), 'no subscriber, no event').toBe(false)
     expect(event).toEqual({
       jti,
       client_id: gateway.client_id,

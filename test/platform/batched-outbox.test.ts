@@ -12,6 +12,14 @@ import { eventually } from '../support/receiver.js'
 
 const NOW = Date.UTC(2026, 0, 1)
 
+/** Which event types have a subscriber: some known at once (cached), one only once read. */
+function subscribedTo(_accountId: string, type: string): boolean | Promise<boolean> {
+  if (type === 'test.unsubscribed') return false
+  if (type === 'test.read') return Promise.resolve(true)
+  if (type === 'test.unreadable') return Promise.reject(new Error('the subscriptions could not be read'))
+  return true
+}
+
 /**
  * Events recorded in the background (a token exchange's) are written in batches over JSON rows, in the order they
  * were recorded, signal the webhook workers like any outbox event, and are all written by `close`.
@@ -27,7 +35,7 @@ forEachDialect((dialect) => {
     database = openDatabase(testDatabase.config)
     await migrateToLatest(database)
     notifications = new Notifications(database, createLogger('silent'))
-    events = new BatchedOutbox(database.db, database.dialect, new Outbox(notifications), new TestClock(NOW), createLogger('silent'))
+    events = new BatchedOutbox(database.db, database.dialect, new Outbox(notifications), new TestClock(NOW), createLogger('silent'), subscribedTo)
     await database.db.insertInto('accounts').values({ id: 'acct_1', name: 'a', status: 'active', admin_client_id: 'c', created_at: NOW, updated_at: NOW }).execute()
   })
   afterEach(async () => {
@@ -58,5 +66,11 @@ forEachDialect((dialect) => {
     events.record('acct_1', 'test.last', { at: 'close' })
     await events.close()
     expect((await written()).map((row) => row.type)).toEqual(['test.last'])
+  })
+
+  it('records only the events some endpoint subscribes to, and those whose subscriptions could not be read', async () => {
+    for (const type of ['test.unsubscribed', 'test.read', 'test.unreadable', 'test.cached']) events.record('acct_1', type, {})
+    await events.close()
+    expect((await written()).map((row) => row.type).sort()).toEqual(['test.cached', 'test.read', 'test.unreadable'])
   })
 })

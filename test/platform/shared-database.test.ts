@@ -92,6 +92,37 @@ forEachDialect((dialect) => {
       }
     })
 
+    it('refuses at a second instance a token revoked at the first, once the revocation has reached it', async () => {
+      const first = await startHerald(dialect)
+      // Behind one public URL, as two processes behind a load balancer: a token of one is a token of the other.
+      const second = await startHerald(dialect, { shareWith: first, env: { PUBLIC_URL: first.origin } })
+      try {
+        const account = await createAccount(first)
+        const created = await call<{ client_id: string; client_secret: string }>(`${account.base}/oauth/clients`, 'POST', {
+          token: await managementToken(account),
+          json: { grant_types: ['client_credentials'] },
+        })
+        const authorization = basicAuth(created.body.client_id, created.body.client_secret)
+        const issued = await call<{ access_token: string }>(`${account.base}/oauth/tokens`, 'POST', { headers: { authorization }, form: { grant_type: 'client_credentials' } })
+        const introspect = async (base: string) =>
+          (await call<{ active: boolean }>(`${base}/oauth/introspect`, 'POST', { headers: { authorization }, form: { token: issued.body.access_token } })).body.active
+        const secondBase = `${second.origin}/accounts/${account.id}`
+        // Both instances hold the account's revocations in memory now.
+        expect(await introspect(account.base)).toBe(true)
+        expect(await introspect(secondBase)).toBe(true)
+
+        const revoked = await call(`${account.base}/oauth/revoke`, 'POST', { headers: { authorization }, form: { token: issued.body.access_token } })
+        expect(revoked.status).toBe(200)
+        expect(await introspect(account.base), 'at once where it was revoked').toBe(false)
+        // On SQLite only the change log tells the second instance; on PostgreSQL a notification may have already.
+        await second.herald.changeFeed.poll()
+        expect(await introspect(secondBase)).toBe(false)
+      } finally {
+        await second.close()
+        await first.close()
+      }
+    })
+
     it('drops a cached client after the time-to-live when the change was written into the database by hand', async () => {
       const h = await startHerald(dialect)
       try {

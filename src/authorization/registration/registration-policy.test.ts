@@ -2,10 +2,13 @@ import { describe, expect, it } from 'vitest'
 import { DEFAULT_METADATA } from '../clients/client-metadata.js'
 import { narrowedCeiling, registrationCeiling, registrationMetadata, registrationPolicyProblems } from './registration-policy.js'
 
-const POLICY = { registration_scope: 'openid profile herald:clients:write orders:read', registration_grant_types: ['authorization_code', 'refresh_token', 'client_credentials'] as const }
+const POLICY = {
+  registration_scope: 'openid profile herald:clients:write orders:read',
+  registration_grant_types: ['authorization_code', 'refresh_token', 'client_credentials', 'urn:ietf:params:oauth:grant-type:token-exchange'] as const,
+}
 
 describe('registrationCeiling', () => {
-  it('never passes herald: scopes, and never client_credentials to an anonymous open registration', () => {
+  it('never passes herald: scopes, and never client_credentials or token exchange to an anonymous open registration', () => {
     expect(registrationCeiling({ ...POLICY, registration_grant_types: [...POLICY.registration_grant_types] }, 'open')).toEqual({
       scopes: ['openid', 'profile', 'orders:read'],
       grantTypes: ['authorization_code', 'refresh_token'],

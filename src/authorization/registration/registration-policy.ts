@@ -23,8 +23,12 @@ export interface RegistrationPolicy {
 
 /**
  * The ceiling of one registration. Reserved `herald:` scopes never pass, whatever the settings say; in `open` mode,
- * where anyone may register, neither does client_credentials, which would let a stranger get tokens with no user.
+ * where anyone may register, neither do client_credentials, which would let a stranger get tokens with no user, and
+ * token exchange, which would let a stranger turn a user's token into one of its own.
  */
+/** Grant types an anonymous registration never gets (see registrationCeiling). */
+const NEVER_OPEN: ReadonlySet<GrantType> = new Set(['client_credentials', 'urn:ietf:params:oauth:grant-type:token-exchange'])
+
 export function registrationCeiling(policy: RegistrationPolicy, mode: RegistrationMode, token?: TokenLimits): RegistrationCeiling {
   let scopes = policy.registration_scope.split(' ').filter((scope) => scope !== '' && !isReservedScope(scope))
   let grantTypes = [...policy.registration_grant_types]
@@ -36,7 +40,7 @@ export function registrationCeiling(policy: RegistrationPolicy, mode: Registrati
     const allowed = new Set(token.grantTypes)
     grantTypes = grantTypes.filter((grant) => allowed.has(grant))
   }
-  if (mode === 'open' && token === undefined) grantTypes = grantTypes.filter((grant) => grant !== 'client_credentials')
+  if (mode === 'open' && token === undefined) grantTypes = grantTypes.filter((grant) => !NEVER_OPEN.has(grant))
   return { scopes: [...new Set(scopes)], grantTypes }
 }
 

@@ -1,11 +1,15 @@
 import { type Kysely, sql } from 'kysely'
 import type { RevocationLookup } from '../../platform/access-tokens/access-token-verifier.js'
+import { type Awaitable, andThen } from '../../platform/cache/awaitable.js'
+import type { CacheInvalidation } from '../../platform/cache/invalidation.js'
+import type { Clock } from '../../platform/clock.js'
 import type { Outbox } from '../../platform/events/outbox.js'
 import { Batcher, type ItemOutcome } from '../../platform/storage/batcher.js'
 import type { SqlDialect } from '../../platform/storage/dialects/index.js'
 import type { DB } from '../../platform/storage/schema.js'
 import { type Tx, transaction } from '../../platform/storage/transaction.js'
 import { forAccount } from '../../platform/storage/account-queries.js'
+import { KnownRevocations, type KnownRevocationsOptions, type RevokedId } from './known-revocations.js'
 
 interface TokenKey {
   account_id: string
@@ -35,30 +39,36 @@ function grantRevocationKey(grantId: string): string {
 
 /**
  * The `token_revocations` table: one row per revoked access token, by `jti`, kept until the token would have
- * expired anyway. Management auth and introspection read it through AccessTokenVerifier; the revocation
- * endpoint writes it; pruning deletes what has expired.
+ * expired anyway. Management auth, introspection and token exchange ask it through AccessTokenVerifier; the
+ * revocation endpoint and grant revocation write it; pruning deletes what has expired.
+ *
+ * Checks read the account's revocations from memory (KnownRevocations): a revocation counts at once in the process
+ * that made it, at once through NOTIFY on PostgreSQL, and within the change log's read interval elsewhere (another
+ * process on the same SQLite file), as a client's changed secret does. An account with more revocations than
+ * memory keeps is asked the database, the questions of concurrent requests in one query.
  */
 export class TokenRevocations implements RevocationLookup {
-  /**
-   * Every management request asks, and a revocation must count at once, so answers are never cached; the
-   * questions of concurrent requests share one query instead (on PostgreSQL, one round trip for a whole batch).
-   */
+  readonly #known: KnownRevocations
   readonly #lookups: Batcher<TokenKey, boolean>
 
   constructor(
     private readonly db: Kysely<DB>,
     private readonly dialect: SqlDialect,
     private readonly outbox: Outbox,
+    private readonly invalidation: CacheInvalidation,
+    clock: Clock,
+    options: KnownRevocationsOptions,
   ) {
+    this.#known = new KnownRevocations((accountId, now, limit) => this.#readAll(accountId, now, limit), invalidation, clock, options)
     this.#lookups = new Batcher((keys) => this.#lookUp(keys), { concurrency: LOOKUP_CONCURRENCY, maxBatch: LOOKUP_BATCH })
   }
 
-  isRevoked(accountId: string, jti: string): Promise<boolean> {
-    return this.#lookups.submit({ account_id: accountId, jti })
+  isRevoked(accountId: string, jti: string): Awaitable<boolean> {
+    return andThen(this.#known.isRevoked(accountId, jti), (known) => known ?? this.#lookups.submit({ account_id: accountId, jti }))
   }
 
   /** Whether a grant was revoked: every token it issued is then refused (see GrantRevocation). */
-  isGrantRevoked(accountId: string, grantId: string): Promise<boolean> {
+  isGrantRevoked(accountId: string, grantId: string): Awaitable<boolean> {
     return this.isRevoked(accountId, grantRevocationKey(grantId))
   }
 
@@ -71,6 +81,11 @@ export class TokenRevocations implements RevocationLookup {
       .insertInto('token_revocations', { jti: grantRevocationKey(grantId), expires_at: expiresAt, revoked_at: now })
       .onConflict((conflict) => conflict.columns(['account_id', 'jti']).doNothing())
       .execute()
+    await this.invalidation.record(tx, 'revocations', KnownRevocations.change(accountId, grantRevocationKey(grantId), expiresAt))
+  }
+
+  async #readAll(accountId: string, now: number, limit: number): Promise<RevokedId[]> {
+    return forAccount(this.db, accountId).selectFrom('token_revocations').select(['jti', 'expires_at']).where('expires_at', '>', now).limit(limit).execute()
   }
 
   /** Cross-account: one statement answers a batch of several accounts' requests, each key with its account. */
@@ -95,6 +110,7 @@ export class TokenRevocations implements RevocationLookup {
         .executeTakeFirst()
       const inserted = (result.numInsertedOrUpdatedRows ?? 0n) > 0n
       if (inserted) {
+        await this.invalidation.record(tx, 'revocations', KnownRevocations.change(accountId, token.jti, token.expiresAt))
         await this.outbox.record(tx, accountId, 'oauth.token.revoked', { jti: token.jti, client_id: token.clientId, expires_at: new Date(token.expiresAt).toISOString() }, now)
       }
       return inserted

@@ -54,9 +54,9 @@ export interface TokenClientLookup<C extends TokenClient> {
 
 /** The revoked token ids of an account; the authorization area's revocation store provides it. */
 export interface RevocationLookup {
-  isRevoked(accountId: string, jti: string): Promise<boolean>
+  isRevoked(accountId: string, jti: string): Awaitable<boolean>
   /** Whether the grant (a user's authorization) a token was issued under was revoked. */
-  isGrantRevoked(accountId: string, grantId: string): Promise<boolean>
+  isGrantRevoked(accountId: string, grantId: string): Awaitable<boolean>
 }
 
 /** Why a token is not active: one closed set, each with the description management auth shows. */
@@ -86,8 +86,8 @@ export interface VerifyOptions {
  * revocation): signed by one of the account's published keys, `typ` at+jwt, issued by the account's issuer,
  * unexpired on the injected clock, naming a client that still exists and whose credentials have not changed
  * since (the token's `cv` is still the client's credentials version), and not revoked. The cheap checks come
- * first; the revocation lookup is the only database read once a key's public half has been read (on its first
- * verification), and only a token that passed everything else reaches it.
+ * first, and only a token that passed everything else reaches the revocation lookup (from memory but for accounts
+ * with very many revocations: see TokenRevocations).
  */
 export class AccessTokenVerifier<C extends TokenClient> {
   /**
@@ -120,8 +120,8 @@ export class AccessTokenVerifier<C extends TokenClient> {
     // by an instance whose cache still held the old secret) survive it.
     // A version above the cached one comes from a change this process has yet to hear of: the token is newer still.
     if (checked.cv < client.credentialsVersion) return inactive('credentials_changed')
-    // Asked together, so that the lookup batches them into one statement. An exchanged token dies with the tokens
-    // it was exchanged from (sjti), whether or not they had a grant.
+    // Asked together, so that a lookup that reads the database batches them into one statement. An exchanged token
+    // dies with the tokens it was exchanged from (sjti), whether or not they had a grant.
     const lookups = [this.revocations.isRevoked(accountId, checked.jti)]
     if (checked.gid !== undefined) lookups.push(this.revocations.isGrantRevoked(accountId, checked.gid))
     for (const jti of checked.sjti ?? []) lookups.push(this.revocations.isRevoked(accountId, jti))

@@ -7,9 +7,10 @@ import type { Change, ChangeSink } from './change-feed.js'
 /** The in-process caches, by the kind of row they hold. */
 /**
  * `webhook_endpoints` is keyed by endpoint id, `webhook_routes` (who subscribes to what) by account id,
- * `device_authorizations` by the digest of the device code.
+ * `device_authorizations` by the digest of the device code, `revocations` by the revocation itself (see
+ * KnownRevocations).
  */
-export type CacheTopic = 'account' | 'client' | 'keys' | 'settings' | 'webhook_endpoints' | 'webhook_routes' | 'device_authorizations'
+export type CacheTopic = 'account' | 'client' | 'keys' | 'settings' | 'webhook_endpoints' | 'webhook_routes' | 'device_authorizations' | 'revocations'
 
 type Listener = (topic: string, key: string) => void
 
@@ -47,9 +48,14 @@ export class CacheInvalidation implements ChangeSink {
     { keyOf = (changed) => changed, ...options }: { keyOf?: (changed: string) => string } & Omit<CacheOptions<V>, 'maxEntries'> = {},
   ): TtlCache<V> {
     const cache = new TtlCache<V>(this.ttlMs, this.clock, { ...options, maxEntries: this.maxEntries })
-    this.#listeners.push((changedTopic, key) => changedTopic === topic && cache.delete(keyOf(key)))
-    this.#flushListeners.push(() => cache.clear())
+    this.follow(topic, (key) => cache.delete(keyOf(key)), () => cache.clear())
     return cache
+  }
+
+  /** Tells `onChange` each key of `topic` that changed, once its change has committed, and `onFlush` to forget all. */
+  follow(topic: CacheTopic, onChange: (key: string) => void, onFlush: () => void): void {
+    this.#listeners.push((changedTopic, key) => changedTopic === topic && onChange(key))
+    this.#flushListeners.push(onFlush)
   }
 
   /** Records that `key` of `topic` changes in `tx`; caches drop it once the transaction has committed. */

@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
+import type { Awaitable } from '../cache/awaitable.js'
 import type { Clock } from '../clock.js'
 import type { SqlDialect } from '../storage/dialects/index.js'
 import type { DB } from '../storage/schema.js'
@@ -15,9 +16,14 @@ const RETRY_MS = 1000
 /** Events kept unwritten at most while the database is unavailable; beyond, the oldest are dropped, and logged. */
 const MAX_PENDING = 100_000
 
+/** Whether some endpoint of the account subscribes to an event type. */
+export type SubscribedTo = (accountId: string, type: string) => Awaitable<boolean>
+
 /**
- * Events announcing work that writes nothing else to the database (a token exchange), recorded in the background:
- * a request never waits for them, and they are written every FLUSH_INTERVAL_MS in one transaction and one statement.
+ * Events announcing work that writes nothing else to the database (a token exchange), recorded in the background,
+ * and only where some endpoint of the account subscribes to them: such work comes as often as tokens are issued, for
+ * which Herald records nothing, and an event costs about as much as the work itself. A request never waits for its
+ * event, and events are written every FLUSH_INTERVAL_MS in one transaction and one statement.
  * On SQLite a transaction's fixed cost (the pages it writes to the WAL) is many times a row's, and a request that
  * waited for its event would make batches only as large as the requests then in flight; written this way an event
  * costs about a row. The price: an event is written up to FLUSH_INTERVAL_MS after its request was answered, so a
@@ -40,14 +46,25 @@ export class BatchedOutbox {
     private readonly outbox: Outbox,
     private readonly clock: Clock,
     private readonly log: FastifyBaseLogger,
+    private readonly subscribedTo: SubscribedTo,
   ) {}
 
   /** `data` must never hold a secret (see Outbox.record). */
   record(accountId: string, type: string, data: object): void {
-    this.#pending.push({ accountId, type, json: JSON.stringify(data) })
+    const subscribed = this.subscribedTo(accountId, type)
+    if (subscribed === true) this.#push({ accountId, type, json: JSON.stringify(data) })
+    else if (subscribed !== false) {
+      const json = JSON.stringify(data)
+      // When the subscriptions can't be read, the event is kept: a subscriber may be missing it.
+      subscribed.then((yes) => yes && this.#push({ accountId, type, json }), () => this.#push({ accountId, type, json }))
+    }
+  }
+
+  #push(event: SerializedEvent): void {
+    this.#pending.push(event)
     if (this.#pending.length > MAX_PENDING) {
       const dropped = this.#pending.splice(0, this.#pending.length - MAX_PENDING)
-      this.log.error({ dropped: dropped.length, type }, 'events dropped: the database has been unavailable for too long')
+      this.log.error({ dropped: dropped.length, type: event.type }, 'events dropped: the database has been unavailable for too long')
     }
     if (!this.#backingOff) this.#schedule(this.#nextDelay())
   }

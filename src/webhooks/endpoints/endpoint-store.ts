@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely'
 import type { CacheInvalidation } from '../../platform/cache/invalidation.js'
-import type { Awaitable } from '../../platform/cache/awaitable.js'
+import { type Awaitable, andThen } from '../../platform/cache/awaitable.js'
 import type { TtlCache } from '../../platform/cache/ttl-cache.js'
 import type { SecretBox } from '../../platform/crypto/secret-box.js'
 import { ProblemError, notFound } from '../../platform/http/problems.js'
@@ -10,6 +10,7 @@ import { forAccount } from '../../platform/storage/account-queries.js'
 import type { DB, EndpointStatus, WebhookEndpointsTable } from '../../platform/storage/schema.js'
 import type { Tx } from '../../platform/storage/transaction.js'
 import { secretKey } from '../delivery/signing.js'
+import { matchesPattern } from '../events/event-types.js'
 
 /** What a worker needs to send to an endpoint, decrypted once and cached. */
 export interface DeliveryTarget {
@@ -61,6 +62,13 @@ export class EndpointStore {
   /** `db` is the caller's transaction when there is one: SQLite has a single connection, which it holds. */
   async routes(db: Kysely<DB>, accountId: string): Promise<Route[]> {
     return (await this.#routes.get(accountId, () => this.#readRoutes(db, accountId))) ?? []
+  }
+
+  /** Whether some endpoint of the account subscribes to `type`; from the cached routes, without a read when cached. */
+  isSubscribed(accountId: string, type: string): Awaitable<boolean> {
+    return andThen(this.#routes.get(accountId, () => this.#readRoutes(this.db, accountId)), (routes = []) =>
+      routes.some((route) => route.patterns.some((pattern) => matchesPattern(pattern, type))),
+    )
   }
 
   async #readRoutes(db: Kysely<DB>, accountId: string): Promise<Route[]> {

@@ -90,7 +90,7 @@ export const BUILT_IN_EVENT_TYPES: readonly EventTypeDescription[] = [
   { name: 'oauth.token.revoked', description: 'An access token was revoked', example: { jti: '5f1c…', client_id: client.client_id, expires_at: at } },
   {
     name: 'oauth.token.exchanged',
-    description: "A client exchanged a subject token for an access token (RFC 8693); `act` is null when it impersonates the subject",
+    description: 'A client exchanged a subject token for an access token (RFC 8693); `act` is null when it impersonates the subject. Recorded only while an endpoint of the account subscribes to it',
     example: {
       jti: '9b2e…',
       client_id: client.client_id,
