@@ -41,6 +41,13 @@ ${body}
 
 const clientName = (client) => client.client_name || client.client_id
 
+/**
+ * A client that describes itself in a metadata document names itself: only the host of its URL is vouched for, by
+ * HTTPS. Say so, as draft-ietf-oauth-client-id-metadata-document's security considerations ask.
+ */
+const unvetted = (client) =>
+  client.source === 'metadata_document' ? html`<p class="note" id="unvetted">This app names itself; it is served from <strong>${new URL(client.client_id).host}</strong>. Allow it only if you trust that site.</p>` : ''
+
 export function loginPage({ challenge, client, csrf, username = '', error }) {
   return page('Sign in', html`
 <p>to continue to <strong>${clientName(client)}</strong>. The demo user is <code>demo</code>, password <code>demo</code>.</p>
@@ -66,6 +73,7 @@ const SCOPE_TEXT = {
 export function consentPage({ challenge, client, scopes, csrf }) {
   return page('Allow access?', html`
 <p><strong>${clientName(client)}</strong> asks to:</p>
+${unvetted(client)}
 <ul id="scopes">${scopes.map((scope) => html`<li><code>${scope}</code> ${SCOPE_TEXT[scope] ?? ''}</li>`)}</ul>
 <form method="post" action="/consent">
   <input type="hidden" name="challenge" value="${challenge}">

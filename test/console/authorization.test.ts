@@ -1,7 +1,9 @@
 import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import type { CreatedAccount } from '../support/herald.js'
+import { DocumentServer, documentFor } from '../support/client-documents.js'
 import { call, createAccount, managementToken } from '../support/http.js'
+import { CONSENT_URL, LOGIN_URL, authorizationUrl } from '../support/sign-in.js'
 import { forEachConsole, lookAt, managementClient, newPage, openSignedIn, signIn } from './support.js'
 
 // The authorization side: clients (register with a secret shown once, rotate it, delete) and scopes (add; a scope
@@ -83,6 +85,25 @@ forEachConsole('the console manages clients and scopes in Chromium', (dialect, h
     await page.locator('[data-secret]').waitFor()
     const listed = (await clientsApi('?limit=200')).body.data!.find((client) => client.client_name === 'Gateway')
     expect(listed).toMatchObject({ grant_types: ['urn:ietf:params:oauth:grant-type:token-exchange'], token_exchange_impersonation: true })
+  })
+
+  it("shows a metadata document's client as the document's, offering no edit the API would refuse", async () => {
+    const documents = new DocumentServer()
+    await documents.start()
+    try {
+      const url = documents.url('/notes.json')
+      documents.serve('/notes.json', documentFor(url))
+      const token = await managementToken(account)
+      expect((await call(`${account.base}/settings`, 'PATCH', { token, json: { login_url: LOGIN_URL, consent_url: CONSENT_URL, client_id_metadata_documents: true } })).status).toBe(200)
+      // Naming the document at authorize makes its client.
+      expect((await call(authorizationUrl(account.base, url), 'GET', { redirect: 'manual' })).status).toBe(302)
+      await openSignedIn(page, h.current, account, `clients/${encodeURIComponent(url)}`)
+      await page.locator('[data-document-client]').waitFor()
+      await page.getByText('"client_name": "Notes"').waitFor()
+      expect(await page.getByRole('button', { name: 'Save' }).count()).toBe(0)
+    } finally {
+      await documents.stop()
+    }
   })
 
   it("says on the account's original management client's page why it can't be deleted, and keeps its scope as it is", async () => {

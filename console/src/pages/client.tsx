@@ -6,7 +6,8 @@ import type { Client } from '../types.js'
 import { Copy, Empty, ErrorNote, OkNote, isNotFound, useLoad } from '../ui.js'
 
 // One client: its metadata, and (with herald:clients:write) an edit of the fields a person changes most. The
-// account's original management client says why it has no Delete nor Rotate secret, and its scope stays as it is.
+// account's original management client says why it has no Delete nor Rotate secret, and its scope stays as it is;
+// a client from a metadata document is read-only (the API answers 409 to a change).
 
 type Fields = Record<'client_name' | 'redirect_uris' | 'scope' | 'backchannel_logout_uri', string>
 
@@ -48,7 +49,18 @@ export function ClientPage(props: { id: string }) {
           operator resets it with <code>herald accounts reset-admin</code>.
         </p>
       )}
-      {client.data && (can(SCOPES.clientsWrite) ? <EditClient client={client.data} path={path} /> : <pre>{JSON.stringify(client.data, null, 2)}</pre>)}
+      {client.data?.source === 'metadata_document' && (
+        <p class="notice" data-document-client>
+          This client describes itself in the document at its id, which Herald fetches again when its caching headers say so: change the document, not the
+          client. Its name and logo are its own claims; the account's consent app shows them as such.
+        </p>
+      )}
+      {client.data &&
+        (can(SCOPES.clientsWrite) && client.data.source !== 'metadata_document' ? (
+          <EditClient client={client.data} path={path} />
+        ) : (
+          <pre>{JSON.stringify(client.data, null, 2)}</pre>
+        ))}
     </section>
   )
 }
