@@ -31,6 +31,7 @@ import type { App } from './platform/http/types.js'
 import { installValidation } from './platform/http/validation.js'
 import { keyRoutes, keySchemas } from './platform/keys/routes.js'
 import { requestLoggerFactory } from './platform/logger.js'
+import { cidrContains } from './platform/outbound/addresses.js'
 import { settingsRoutes, settingsSchemas } from './platform/settings/routes.js'
 import { scopeRoutes, scopeSchemas } from './authorization/scopes/routes.js'
 import { clientRoutes, clientSchemas } from './authorization/clients/routes.js'
@@ -84,7 +85,8 @@ export async function buildServer(herald: Herald): Promise<App> {
   const app = Fastify({
     ...processServerOptions(herald),
     bodyLimit: DEFAULT_BODY_LIMIT,
-    trustProxy: true,
+    // X-Forwarded-For counts only when the peer that sent it is a trusted proxy, hop by hop from the nearest.
+    trustProxy: (address: string) => herald.config.trustedProxies.some((cidr) => cidrContains(cidr, address)),
     // Scope names may be up to 128 characters; longer path segments can't name anything.
     routerOptions: { maxParamLength: 200 },
     // Errors the router raises before any route runs: a malformed percent-encoding, an over-long segment.

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import { ConfigError, DEFAULT_SQLITE_FILE, loadConfig } from './config.js'
+import { cidrContains } from './outbound/addresses.js'
 
 const SECRET = randomBytes(32).toString('base64')
 
@@ -148,6 +149,15 @@ describe('loadConfig', () => {
     expect(loadConfig({ HERALD_CACHE_SIZE: '100' }).cacheSize).toBe(100)
     expect(loadConfig({ HERALD_CACHE_SIZE: '1000000' }).cacheSize).toBe(1_000_000)
     for (const value of ['99', '1000001', '1e4', 'many']) expect(problemsOf({ HERALD_CACHE_SIZE: value }), value).toEqual([expect.stringMatching(/HERALD_CACHE_SIZE/)])
+  })
+
+  it('trusts X-Forwarded-For from this machine and private networks unless HERALD_TRUSTED_PROXIES says otherwise', () => {
+    const trusted = (env: Record<string, string>, address: string) => loadConfig(env).trustedProxies.some((cidr) => cidrContains(cidr, address))
+    for (const address of ['127.0.0.1', '::1', '10.1.2.3', '172.20.0.5', '192.168.1.1', 'fd00::1']) expect(trusted({}, address), address).toBe(true)
+    for (const address of ['203.0.113.7', '8.8.8.8', '2001:db8::1']) expect(trusted({}, address), address).toBe(false)
+    expect(trusted({ HERALD_TRUSTED_PROXIES: '' }, '127.0.0.1'), 'empty: none').toBe(false)
+    expect(trusted({ HERALD_TRUSTED_PROXIES: '203.0.113.0/24' }, '203.0.113.7')).toBe(true)
+    expect(problemsOf({ HERALD_TRUSTED_PROXIES: 'proxy.internal' })).toEqual([expect.stringMatching(/HERALD_TRUSTED_PROXIES/)])
   })
 
   it('reports every bad value at once, one line each', () => {

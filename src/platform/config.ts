@@ -42,6 +42,11 @@ export interface Config {
   webhookConcurrency: number
   /** `HERALD_CACHE_SIZE`: entries each in-process cache keeps (accounts, clients, settings, key sets, …), least recently used first out. */
   cacheSize: number
+  /**
+   * `HERALD_TRUSTED_PROXIES`: the peers whose `X-Forwarded-For` names the client's address (per-address limits and
+   * the log); anyone else could name any address.
+   */
+  trustedProxies: readonly Cidr[]
 }
 
 export class ConfigError extends Error {
@@ -61,6 +66,8 @@ const CACHE_SIZE = { default: 10_000, minimum: 100, maximum: 1_000_000 }
 
 /** Where the development setup may deliver without being told: this machine, as a local receiver listens. */
 const DEVELOPMENT_RECEIVERS = '127.0.0.0/8,::1/128'
+/** A proxy in front of Herald sits on this machine or on a private network (RFC 1918, RFC 4193), not on the internet. */
+const PRIVATE_NETWORKS = '127.0.0.0/8,::1/128,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16,fc00::/7'
 
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 export const DEFAULT_SQLITE_FILE = path.join('data', 'herald.db')
@@ -116,6 +123,13 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push(`HERALD_WEBHOOK_ALLOWED_CIDRS: ${(error as Error).message}`)
   }
 
+  let trustedProxies: Cidr[] = []
+  try {
+    trustedProxies = parseCidrList(env.HERALD_TRUSTED_PROXIES ?? PRIVATE_NETWORKS)
+  } catch (error) {
+    problems.push(`HERALD_TRUSTED_PROXIES: ${(error as Error).message}`)
+  }
+
   const allowHttpOutbound = nonEmpty(env.HERALD_WEBHOOK_ALLOW_HTTP) === undefined ? development : parseBoolean('HERALD_WEBHOOK_ALLOW_HTTP', env.HERALD_WEBHOOK_ALLOW_HTTP, problems)
   const webhookTimeoutMs = parseInteger('HERALD_WEBHOOK_TIMEOUT_MS', env.HERALD_WEBHOOK_TIMEOUT_MS, { default: 15_000, minimum: 1000, maximum: 60_000 }, problems)
   const webhookConcurrency = parseInteger('HERALD_WEBHOOK_CONCURRENCY', env.HERALD_WEBHOOK_CONCURRENCY, WEBHOOK_CONCURRENCY, problems)
@@ -139,6 +153,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookTimeoutMs,
     webhookConcurrency,
     cacheSize,
+    trustedProxies,
   }
 }
 

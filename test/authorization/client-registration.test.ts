@@ -1,7 +1,7 @@
 import * as oauth from 'oauth4webapi'
 import * as oidc from 'openid-client'
 import { beforeAll, describe, expect, it, vi } from 'vitest'
-import { type CreatedAccount, forEachDialect, useHerald } from '../support/herald.js'
+import { type CreatedAccount, forEachDialect, startHerald, useHerald } from '../support/herald.js'
 import { call, createAccount, managementToken } from '../support/http.js'
 import { whileRowLocked } from '../support/row-locks.js'
 
@@ -160,6 +160,32 @@ forEachDialect((dialect) => {
       const raised = await call(`${account.base}/settings`, 'PATCH', { token: await managementToken(account), json: { registration_max_clients: 3 } })
       expect(raised.status, raised.text).toBe(200)
       expect((await registerRaw(account, WEB_APP)).status).toBe(201)
+    })
+  })
+
+  describe('the address a registration comes from', () => {
+    const fromAddress = (account: CreatedAccount, address: string) =>
+      call(`${account.base}/oauth/register`, 'POST', { json: WEB_APP, headers: { 'x-forwarded-for': address } })
+
+    it("is X-Forwarded-For's when a trusted proxy (by default, one on this machine) sends it", async () => {
+      const { account, api } = await furnished('proxied')
+      expect((await api('PATCH', '/settings', { registration: 'open', registration_rate_limit: 1 })).status).toBe(200)
+      expect((await fromAddress(account, '203.0.113.1')).status).toBe(201)
+      expect((await fromAddress(account, '203.0.113.2')).status).toBe(201)
+      expect((await fromAddress(account, '203.0.113.1')).status).toBe(429)
+    })
+
+    it("is the peer's own when it is not a trusted proxy: a made-up header dodges no limit", async () => {
+      const direct = await startHerald(dialect, { env: { HERALD_TRUSTED_PROXIES: '' } })
+      try {
+        const account = await createAccount(direct, 'direct')
+        const settings = await call(`${account.base}/settings`, 'PATCH', { token: await managementToken(account), json: { registration: 'open', registration_rate_limit: 1 } })
+        expect(settings.status, settings.text).toBe(200)
+        expect((await fromAddress(account, '203.0.113.1')).status).toBe(201)
+        expect((await fromAddress(account, '203.0.113.2')).status).toBe(429)
+      } finally {
+        await direct.close()
+      }
     })
   })
 
