@@ -5,6 +5,7 @@ import type { CreatedAccount } from '../support/herald.js'
 import { call, createAccount, managementToken } from '../support/http.js'
 import { DEVICE_DONE_URL, DEVICE_GRANT, DEVICE_VERIFICATION_URL, poll, prepareDevice, startDevice } from '../support/device.js'
 import { Browser, LoginApp, challengeIn } from '../support/sign-in.js'
+import { WRONG_CODES_PER_ACCOUNT, WRONG_CODES_PER_ADDRESS, WRONG_CODE_WINDOW_MS } from '../../src/authorization/device/device-verification.js'
 
 /** The account's app answering device requests (herald:login). */
 async function deviceApp(account: CreatedAccount) {
@@ -16,6 +17,8 @@ async function deviceApp(account: CreatedAccount) {
     reject: (challenge: string, json: Record<string, unknown> = {}) => call<{ redirect_to: string }>(url(challenge, '/reject'), 'POST', { token, json }),
   }
 }
+
+type DeviceApp = Awaited<ReturnType<typeof deviceApp>>
 
 /** The challenge in a redirect to the account's device page. */
 function deviceChallengeIn(location: string | null): string {
@@ -133,20 +136,36 @@ forEachDialect((dialect) => {
       expect((await app.accept(again, started.user_code)).body).toMatchObject({ code: 'invalid_user_code' })
     })
 
-    it('limits the wrong codes of an account, across challenges', async () => {
+    // The browsers' addresses, as a proxy on this machine (trusted by default) forwards them.
+    const challengeFrom = async (browser: Browser, url: string, address: string) =>
+      deviceChallengeIn((await browser.open(url, { headers: { 'x-forwarded-for': address } })).location)
+    const guess = async (app: DeviceApp, challenge: string) => expect((await app.accept(challenge, 'ZZZZ-ZZZZ')).status).toBe(400)
+
+    it("limits one address's wrong codes across challenges, without locking out anyone else", async () => {
       const { device, app, browser } = await setup({ device_code_ttl: 1800 })
       const started = await startDevice(device)
-      for (let challenges = 0; challenges < 12; challenges++) {
-        const challenge = deviceChallengeIn((await browser.open(started.verification_uri)).location)
-        for (let attempt = 0; attempt < 5; attempt++) expect((await app.accept(challenge, 'ZZZZ-ZZZZ')).status).toBe(400)
+      for (let challenges = 0; challenges < WRONG_CODES_PER_ADDRESS / 5; challenges++) {
+        const challenge = await challengeFrom(browser, started.verification_uri, '203.0.113.1')
+        for (let attempt = 0; attempt < 5; attempt++) await guess(app, challenge)
       }
-      const challenge = deviceChallengeIn((await browser.open(started.verification_uri)).location)
-      const limited = await app.accept(challenge, started.user_code)
+      const limited = await app.accept(await challengeFrom(browser, started.verification_uri, '203.0.113.1'), started.user_code)
       expect(limited.status, limited.text).toBe(429)
       expect(limited.body).toMatchObject({ code: 'too_many_requests' })
-      h.current.clock.advance(10 * 60_000 + 1)
-      const later = deviceChallengeIn((await browser.open(started.verification_uri)).location)
-      expect((await app.accept(later, started.user_code)).status).toBe(200)
+      const user = await app.accept(await challengeFrom(new Browser(), started.verification_uri, '198.51.100.7'), started.user_code)
+      expect(user.status, 'the user, elsewhere, is not locked out').toBe(200)
+    })
+
+    it('limits the wrong codes of an account from every address, for the window', async () => {
+      const { device, app, browser } = await setup({ device_code_ttl: 1800 })
+      const started = await startDevice(device)
+      for (let challenges = 0; challenges < WRONG_CODES_PER_ACCOUNT / 5; challenges++) {
+        const challenge = await challengeFrom(browser, started.verification_uri, `203.0.113.${challenges % 50}`)
+        for (let attempt = 0; attempt < 5; attempt++) await guess(app, challenge)
+      }
+      const limited = await app.accept(await challengeFrom(browser, started.verification_uri, '198.51.100.7'), started.user_code)
+      expect(limited.status, limited.text).toBe(429)
+      h.current.clock.advance(WRONG_CODE_WINDOW_MS + 1)
+      expect((await app.accept(await challengeFrom(browser, started.verification_uri, '198.51.100.7'), started.user_code)).status).toBe(200)
     })
   })
 

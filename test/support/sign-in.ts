@@ -53,8 +53,8 @@ export class Browser {
   readonly cookies = new Map<string, string>()
 
   /** Opens `url`; answers the status and the Location it was sent to, if any. */
-  async open(url: string, init: { method?: string; form?: Record<string, string> } = {}): Promise<{ status: number; location: string | null; text: string; headers: Headers }> {
-    const headers: Record<string, string> = {}
+  async open(url: string, init: { method?: string; form?: Record<string, string>; headers?: Record<string, string> } = {}): Promise<{ status: number; location: string | null; text: string; headers: Headers }> {
+    const headers: Record<string, string> = { ...init.headers }
     if (this.cookies.size > 0) headers.cookie = [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ')
     let body: string | undefined
     if (init.form) {

@@ -12,12 +12,13 @@ export interface DeviceChallenge {
   accountId: string
   /** Digest of the flow cookie of the browser that started it. */
   browser: string
+  address: string
   stage: DeviceChallengeStage
   failedAttempts: number
   expiresAt: number
 }
 
-export type NewDeviceChallenge = Pick<DeviceChallengesTable, 'id' | 'challenge_hash' | 'browser' | 'expires_at'>
+export type NewDeviceChallenge = Pick<DeviceChallengesTable, 'id' | 'challenge_hash' | 'browser' | 'address' | 'expires_at'>
 
 /** The device challenges of every account: a browser's verification of a user code, answered by the account's app. */
 export class DeviceChallengeStore {
@@ -31,7 +32,7 @@ export class DeviceChallengeStore {
 
   async byChallenge(accountId: string, challenge: string): Promise<DeviceChallenge | undefined> {
     const row = await forAccount(this.db, accountId).selectFrom('device_challenges').selectAll().where('challenge_hash', '=', secretDigest(challenge)).executeTakeFirst()
-    return row && { id: row.id, accountId: row.account_id, browser: row.browser, stage: row.stage, failedAttempts: row.failed_attempts, expiresAt: row.expires_at }
+    return row && { id: row.id, accountId: row.account_id, browser: row.browser, address: row.address, stage: row.stage, failedAttempts: row.failed_attempts, expiresAt: row.expires_at }
   }
 
   /** Moves `challenge` on from the stage it was read in; false when another answer came first. */
@@ -67,13 +68,19 @@ export class DeviceChallengeStore {
     return row ? Math.max(0, WRONG_CODES_PER_CHALLENGE - row.failed_attempts) : 0
   }
 
-  /** The wrong user codes typed in the account since `since` (RFC 8628 §5.1's rate limit), counted by challenge. */
-  async wrongCodesSince(accountId: string, since: number): Promise<number> {
+  /**
+   * The wrong user codes typed since `since` (RFC 8628 §5.1's rate limits), counted by challenge: in the whole
+   * account, and through challenges that `address` started.
+   */
+  async wrongCodesSince(accountId: string, address: string, since: number): Promise<{ account: number; address: number }> {
     const row = await forAccount(this.db, accountId)
       .selectFrom('device_challenges')
-      .select((eb) => eb.fn.coalesce(eb.fn.sum<number | string>('failed_attempts'), eb.lit(0)).as('wrong'))
+      .select((eb) => [
+        eb.fn.coalesce(eb.fn.sum<number | string>('failed_attempts'), eb.lit(0)).as('account'),
+        eb.fn.coalesce(eb.fn.sum<number | string>(eb.case().when('address', '=', address).then(eb.ref('failed_attempts')).else(0).end()), eb.lit(0)).as('address'),
+      ])
       .where('last_failed_at', '>', since)
       .executeTakeFirst()
-    return Number(row?.wrong ?? 0)
+    return { account: Number(row?.account ?? 0), address: Number(row?.address ?? 0) }
   }
 }

@@ -18,11 +18,14 @@ import type { DeviceAuthorization, DeviceStore } from './device-store.js'
 import { normalizedUserCode, userCodeDigest } from './user-codes.js'
 
 /**
- * RFC 8628 §5.1: at most this many wrong user codes per account in a window, whatever challenges they come through,
- * so guessing codes across many browsers gets nowhere either (20^8 codes: about one in 4·10^5 per day of guessing
- * at the limit with a thousand codes out).
+ * RFC 8628 §5.1: at most this many wrong user codes from one address in a window, whatever challenges they come
+ * through, and at most WRONG_CODES_PER_ACCOUNT from all of them. The address's limit stops one guesser long before
+ * the account's, which would refuse every user's code while it holds; the account's bounds guessing from many
+ * addresses (20^8 codes: about one success in 300 days of guessing at that limit with a thousand codes out, and a
+ * guessed code only signs its device in to the guesser's own account).
  */
-export const WRONG_CODES_PER_ACCOUNT = 60
+export const WRONG_CODES_PER_ADDRESS = 20
+export const WRONG_CODES_PER_ACCOUNT = 600
 export const WRONG_CODE_WINDOW_MS = 10 * 60_000
 
 /** What the account's app reads about a device challenge. */
@@ -61,7 +64,7 @@ export class DeviceVerification {
     const browser = randomToken()
     const challenge = randomToken()
     const ttl = settings.login_challenge_ttl
-    await this.challenges.insert(this.db, account.id, { id, challenge_hash: secretDigest(challenge), browser: secretDigest(browser), expires_at: now + ttl * 1000 }, now)
+    await this.challenges.insert(this.db, account.id, { id, challenge_hash: secretDigest(challenge), browser: secretDigest(browser), address: context.address, expires_at: now + ttl * 1000 }, now)
     const typed = userCode === undefined ? undefined : normalizedUserCode(userCode)
     const query = { device_challenge: challenge, ...(typed !== undefined && { user_code: `${typed.slice(0, 4)}-${typed.slice(4)}` }) }
     // The cookie outlives the code's entry, the login and the consent, each of which may take the challenge's lifetime.
@@ -142,9 +145,9 @@ export class DeviceVerification {
 
   /** The device waiting for this user code; a wrong one counts against the challenge, within the account's limit. */
   async #deviceOf(challenge: DeviceChallenge, userCode: string, now: number): Promise<DeviceAuthorization> {
-    if ((await this.challenges.wrongCodesSince(challenge.accountId, now - WRONG_CODE_WINDOW_MS)) >= WRONG_CODES_PER_ACCOUNT) {
-      throw new ProblemError('too_many_requests', 'Too many wrong user codes in this account; try again in a few minutes')
-    }
+    const wrong = await this.challenges.wrongCodesSince(challenge.accountId, challenge.address, now - WRONG_CODE_WINDOW_MS)
+    if (wrong.address >= WRONG_CODES_PER_ADDRESS) throw new ProblemError('too_many_requests', 'Too many wrong user codes from this address; try again in a few minutes')
+    if (wrong.account >= WRONG_CODES_PER_ACCOUNT) throw new ProblemError('too_many_requests', 'Too many wrong user codes in this account; try again in a few minutes')
     const digest = userCodeDigest(userCode)
     const device = digest === undefined ? undefined : await this.devices.pendingByUserCode(challenge.accountId, digest, now)
     if (device) return device

@@ -21,6 +21,8 @@ export interface BrowserContext {
   issuer: string
   settings: AccountSettings
   cookies: Readonly<Record<string, string | undefined>>
+  /** The browser's address, as HERALD_TRUSTED_PROXIES lets it be known. */
+  address: string
   now: number
 }
 

@@ -21,7 +21,7 @@ export async function answerInBrowser(
   const { account, issuer } = request
   const settings = await deps.settings.get(account.id)
   if (!settings) throw new Error('An account without settings')
-  const context: BrowserContext = { account, issuer, settings, cookies: readCookies(request.headers.cookie), now: deps.clock.now() }
+  const context: BrowserContext = { account, issuer, settings, cookies: readCookies(request.headers.cookie), address: request.ip, now: deps.clock.now() }
   const post = request.method === 'POST'
   try {
     return send(reply, await step(context), issuer, post)

@@ -31,6 +31,8 @@ export interface DeviceChallengesTable {
   challenge_hash: string
   /** Digest of the flow cookie the verification is bound to. */
   browser: string
+  /** The address of the browser that started it: wrong user codes are limited per address too. */
+  address: string
   stage: DeviceChallengeStage
   /** Wrong user codes typed under this challenge; at 5 it is spent (RFC 8628 §5.1). */
   failed_attempts: number

@@ -43,6 +43,7 @@ export async function createDeviceTables(db: Kysely<unknown>, keyText: 'text' | 
     .addColumn('account_id', keyText, (c) => c.notNull().references('accounts.id').onDelete('cascade'))
     .addColumn('challenge_hash', keyText, (c) => c.notNull())
     .addColumn('browser', keyText, (c) => c.notNull())
+    .addColumn('address', keyText, (c) => c.notNull())
     .addColumn('stage', keyText, (c) => c.notNull().check(sql`stage in ('waiting', 'accepted', 'rejected', 'spent')`))
     .addColumn('failed_attempts', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('last_failed_at', 'bigint')
@@ -51,7 +52,8 @@ export async function createDeviceTables(db: Kysely<unknown>, keyText: 'text' | 
     .addColumn('updated_at', 'bigint', (c) => c.notNull())
     .execute()
   await db.schema.createIndex('device_challenges_challenge_idx').unique().on('device_challenges').columns(['account_id', 'challenge_hash']).execute()
-  // The account's rate limit on wrong user codes sums the recent failures (RFC 8628 §5.1).
+  // The rate limits on wrong user codes sum the recent failures of the account, and of one address (RFC 8628 §5.1).
   await db.schema.createIndex('device_challenges_failures_idx').on('device_challenges').columns(['account_id', 'last_failed_at']).execute()
+  await db.schema.createIndex('device_challenges_address_failures_idx').on('device_challenges').columns(['account_id', 'address', 'last_failed_at']).execute()
   await db.schema.createIndex('device_challenges_expiry_idx').on('device_challenges').column('expires_at').execute()
 }
