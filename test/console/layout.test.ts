@@ -51,6 +51,7 @@ const PAGES: ConsolePage[] = [
   { name: 'client', path: (made) => `/clients/${made.relyingParty}`, ready: () => ['#edit-client-name'] },
   { name: 'client-admin', path: (made) => `/clients/${made.account.clientId}`, ready: () => ['[data-admin-client]', '#edit-client-name'] },
   { name: 'scopes', path: () => '/scopes', ready: () => ['tr[data-scope="invoices:read"]'] },
+  { name: 'registration-tokens', path: () => '/registration-tokens', ready: () => ['tr[data-token]'] },
   { name: 'settings', path: () => '/settings', ready: () => ['[data-setting]', 'tr[data-key]'] },
   { name: 'settings-form', path: () => '/settings', ready: () => ['[data-setting]', 'tr[data-key]'], open: { button: 'Edit settings', form: 'Edit settings' } },
   { name: 'users', path: () => '/users?subject=user-1', ready: () => ['tr[data-session]', 'tr[data-consent]'] },
@@ -114,6 +115,8 @@ forEachConsole('every console page fits a phone and a desktop, light and dark, i
     })
     const token = await managementToken(account)
     expect((await call(`${account.base}/oauth/scopes`, 'POST', { token, json: { name: 'invoices:read', description: 'Read invoices' } })).status).toBe(201)
+    const registrationToken = await call(`${account.base}/oauth/registration-tokens`, 'POST', { token, json: { expires_in: 86_400, max_uses: 5 } })
+    expect(registrationToken.status, registrationToken.text).toBe(201)
     const relyingParty = await prepareSignIn(account)
     await signInUser(new SignInBrowser(), await LoginApp.of(account), authorizationUrl(account.base, relyingParty.clientId), 'user-1', { remember: true })
     made = { account, orders, failing: deliveries.find((delivery) => delivery.status === 'pending')!, eventId: event.body.id, relyingParty: relyingParty.clientId }
