@@ -42,6 +42,8 @@ export class KnownRevocations {
   readonly #reading = new Map<string, { promise: Promise<Kept>; changes: RevokedId[] }>()
   /** Bumped when everything is forgotten: a read begun before stores nothing. */
   #generation = 0
+  /** Past this, an account's list is not kept: it could not fit within maxIds, and would be read on every check. */
+  readonly #maxPerAccount: number
 
   constructor(
     private readonly read: RevocationReader,
@@ -50,6 +52,7 @@ export class KnownRevocations {
     private readonly options: KnownRevocationsOptions,
   ) {
     this.#accounts = new LRUCache({ maxSize: options.maxIds, sizeCalculation: (kept) => (kept.ids === TOO_MANY ? 1 : kept.ids.size + 1) })
+    this.#maxPerAccount = Math.min(options.maxPerAccount, options.maxIds - 1)
     invalidation.follow('revocations', (key) => this.#changed(key), () => this.#forgetAll())
   }
 
@@ -71,11 +74,12 @@ export class KnownRevocations {
     const readAt = this.clock.now()
     const generation = this.#generation
     const changes: RevokedId[] = []
-    const promise = this.read(accountId, readAt, this.options.maxPerAccount + 1).then(
+    const promise = this.read(accountId, readAt, this.#maxPerAccount + 1).then(
       (rows) => {
         this.#reading.delete(accountId)
-        const all = [...rows, ...changes]
-        const kept: Kept = { ids: all.length > this.options.maxPerAccount ? TOO_MANY : new Map(all.map((row) => [row.jti, row.expires_at])), readAt }
+        // A change committed before the read may be both in it and among the changes: counted once.
+        const ids = new Map([...rows, ...changes].map((row) => [row.jti, row.expires_at]))
+        const kept: Kept = { ids: ids.size > this.#maxPerAccount ? TOO_MANY : ids, readAt }
         if (generation === this.#generation) this.#accounts.set(accountId, kept)
         return kept
       },
@@ -96,14 +100,15 @@ export class KnownRevocations {
     const revoked = { expires_at: Number(key.slice(first + 1, second)), jti: key.slice(second + 1) }
     this.#reading.get(accountId)?.changes.push(revoked)
     const kept = this.#accounts.peek(accountId)
-    if (kept === undefined || kept.ids === TOO_MANY) return
-    if (kept.ids.size >= this.options.maxPerAccount) {
+    // The same change may come more than once: after its commit, by notification and from the change log.
+    if (kept === undefined || kept.ids === TOO_MANY || kept.ids.has(revoked.jti)) return
+    if (kept.ids.size >= this.#maxPerAccount) {
       this.#accounts.set(accountId, { ids: TOO_MANY, readAt: kept.readAt })
       return
     }
     kept.ids.set(revoked.jti, revoked.expires_at)
-    // The list grew: its size counts against maxIds again.
-    this.#accounts.set(accountId, kept)
+    // A new entry object: lru-cache measures a value again only when it is another one.
+    this.#accounts.set(accountId, { ids: kept.ids, readAt: kept.readAt })
   }
 
   #forgetAll(): void {

@@ -132,7 +132,6 @@ export const INDEXES: { readonly [Table in keyof DB]: Readonly<Record<string, re
   device_challenges: {
     device_challenges_challenge_idx: ['account_id', 'challenge_hash'],
     device_challenges_failures_idx: ['account_id', 'last_failed_at'],
-    device_challenges_address_failures_idx: ['account_id', 'address', 'last_failed_at'],
     device_challenges_expiry_idx: ['expires_at'],
   },
   registration_tokens: {

@@ -52,8 +52,7 @@ export async function createDeviceTables(db: Kysely<unknown>, keyText: 'text' | 
     .addColumn('updated_at', 'bigint', (c) => c.notNull())
     .execute()
   await db.schema.createIndex('device_challenges_challenge_idx').unique().on('device_challenges').columns(['account_id', 'challenge_hash']).execute()
-  // The rate limits on wrong user codes sum the recent failures of the account, and of one address (RFC 8628 §5.1).
+  // The rate limits on wrong user codes sum the account's recent failures, and among them one address's (RFC 8628 §5.1).
   await db.schema.createIndex('device_challenges_failures_idx').on('device_challenges').columns(['account_id', 'last_failed_at']).execute()
-  await db.schema.createIndex('device_challenges_address_failures_idx').on('device_challenges').columns(['account_id', 'address', 'last_failed_at']).execute()
   await db.schema.createIndex('device_challenges_expiry_idx').on('device_challenges').column('expires_at').execute()
 }
