@@ -85,6 +85,13 @@ forEachConsole('the console manages clients and scopes in Chromium', (dialect, h
     await page.locator('[data-secret]').waitFor()
     const listed = (await clientsApi('?limit=200')).body.data!.find((client) => client.client_name === 'Gateway')
     expect(listed).toMatchObject({ grant_types: ['urn:ietf:params:oauth:grant-type:token-exchange'], token_exchange_impersonation: true })
+
+    // And back to delegation, on the client's own page.
+    await openSignedIn(page, h.current, account, `clients/${listed!.client_id}`)
+    await page.getByRole('checkbox', { name: /^Token exchange impersonates the subject/ }).uncheck()
+    await page.getByRole('button', { name: 'Save' }).click()
+    await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor()
+    expect((await clientsApi(`/${listed!.client_id}`)).body).toMatchObject({ token_exchange_impersonation: false })
   })
 
   it("shows a metadata document's client as the document's, offering no edit the API would refuse", async () => {

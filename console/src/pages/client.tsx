@@ -9,6 +9,8 @@ import { Copy, Empty, ErrorNote, OkNote, isNotFound, useLoad } from '../ui.js'
 // account's original management client says why it has no Delete nor Rotate secret, and its scope stays as it is;
 // a client from a metadata document is read-only (the API answers 409 to a change).
 
+const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange'
+
 type Fields = Record<'client_name' | 'redirect_uris' | 'scope' | 'backchannel_logout_uri', string>
 
 function fieldsOf(client: Client): Fields {
@@ -68,6 +70,8 @@ export function ClientPage(props: { id: string }) {
 /** The form keeps what was saved: the API answers the client as changed, and the form already shows it. */
 function EditClient(props: { client: Client; path: string }) {
   const [values, setValues] = useState(() => fieldsOf(props.client))
+  const [impersonates, setImpersonates] = useState(props.client.token_exchange_impersonation)
+  const exchanges = props.client.grant_types.includes(TOKEN_EXCHANGE)
   const [error, setError] = useState<unknown>()
   const [saved, setSaved] = useState(false)
   const field = (name: keyof Fields) => ({
@@ -87,6 +91,7 @@ function EditClient(props: { client: Client; path: string }) {
         scope: values.scope.trim(),
         // Empty: the client no longer takes back-channel logout, and its logout endpoint goes with it.
         backchannel_logout_uri: values.backchannel_logout_uri.trim() || null,
+        ...(exchanges && { token_exchange_impersonation: impersonates }),
       })
       setSaved(true)
     } catch (saveError) {
@@ -106,6 +111,14 @@ function EditClient(props: { client: Client; path: string }) {
       <input id="edit-client-scope" spellcheck={false} readOnly={props.client.admin} {...field('scope')} />
       <label for="edit-client-logout">Back-channel logout URI (empty for none)</label>
       <input id="edit-client-logout" type="url" spellcheck={false} {...field('backchannel_logout_uri')} />
+      {exchanges && (
+        <label class="check">
+          <input type="checkbox" checked={impersonates} onChange={(event) => setImpersonates(event.currentTarget.checked)} />{' '}
+          <span>
+            Token exchange impersonates the subject (its tokens carry no <span class="mono">act</span> claim)
+          </span>
+        </label>
+      )}
       {error !== undefined && <ErrorNote error={error} />}
       <OkNote text={saved ? 'Saved.' : undefined} />
       <div class="actions">
